@@ -1,0 +1,1 @@
+"""Pure functions over a loaded ``Trace``: lanes, links, regions, op table, copies."""

@@ -1,0 +1,1 @@
+"""Attention variants and the torch.profiler runner (the only place torch is imported)."""

@@ -1,0 +1,162 @@
+"""Lanes and groups: which (pid, tid) is a CPU thread or a GPU stream, and its label.
+
+Labels follow what Perfetto shows: the trace's ``M`` metadata events
+(``process_name``, ``process_labels``, ``thread_name``, the sort indexes) when
+present, and plain fallbacks (``GPU 0``, ``stream 7``, ``thread 1234``) when a
+trace has none.  Host processes sort before devices, as in Perfetto.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from profiling.trace.decode import Event
+from profiling.trace.model import Group, Kind, Lane, LaneKind
+
+_GPU_KINDS = np.array(
+    [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_ANNOTATION], dtype=np.uint8
+)
+_CPU_KINDS = np.array(
+    [Kind.CPU_OP, Kind.USER_ANNOTATION, Kind.RUNTIME, Kind.PYTHON_FUNCTION], dtype=np.uint8
+)
+
+
+class _Meta:
+    """What the ``M`` events say about processes and threads."""
+
+    def __init__(self, meta_events: list[Event]) -> None:
+        self.process_name: dict[Any, str] = {}
+        self.process_labels: dict[Any, str] = {}
+        self.process_sort: dict[Any, int] = {}
+        self.thread_name: dict[tuple[Any, Any], str] = {}
+        self.thread_sort: dict[tuple[Any, Any], int] = {}
+        for e in meta_events:
+            a = e.args
+            if a is None:
+                continue
+            pid = int(e.pid) if isinstance(e.pid, str) and e.pid.isdigit() else e.pid
+            tid = int(e.tid) if isinstance(e.tid, str) and e.tid.isdigit() else e.tid
+            if e.name == "process_name" and a.name is not None:
+                self.process_name[pid] = a.name
+            elif e.name == "process_labels" and a.labels is not None:
+                self.process_labels[pid] = a.labels
+            elif e.name == "process_sort_index" and a.sort_index is not None:
+                self.process_sort[pid] = a.sort_index
+            elif e.name == "thread_name" and a.name is not None:
+                self.thread_name[(pid, tid)] = a.name
+            elif e.name == "thread_sort_index" and a.sort_index is not None:
+                self.thread_sort[(pid, tid)] = a.sort_index
+
+
+def build_lanes(
+    keys: list[tuple[Any, Any]],
+    lane_of_row: np.ndarray,
+    kind_of_row: np.ndarray,
+    meta_events: list[Event],
+    metadata: dict[str, Any],
+) -> tuple[list[Lane], list[Group], np.ndarray]:
+    """Lanes in display order, their groups, and old-lane-id -> display-index map."""
+    meta = _Meta(meta_events)
+    n = len(keys)
+    gpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _GPU_KINDS)], minlength=n)
+    cpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _CPU_KINDS)], minlength=n)
+
+    drafts = []
+    for i, (pid, tid) in enumerate(keys):
+        if gpu_rows[i] > 0 and gpu_rows[i] >= cpu_rows[i]:
+            kind = LaneKind.GPU
+        elif cpu_rows[i] > 0:
+            kind = LaneKind.CPU
+        else:
+            kind = LaneKind.OTHER
+        drafts.append((i, pid, tid, kind))
+
+    group_kind: dict[Any, str] = {}
+    for _, pid, _, kind in drafts:
+        if kind == LaneKind.GPU or pid not in group_kind:
+            group_kind[pid] = kind if group_kind.get(pid) != LaneKind.GPU else LaneKind.GPU
+        elif kind == LaneKind.CPU and group_kind[pid] == LaneKind.OTHER:
+            group_kind[pid] = LaneKind.CPU
+
+    def group_order(pid: Any) -> tuple[int, int, str]:
+        kind = group_kind[pid]
+        rank = {LaneKind.CPU: 0, LaneKind.GPU: 1, LaneKind.OTHER: 2}[kind]
+        sort = meta.process_sort.get(pid, pid if isinstance(pid, int) else 0)
+        return (rank, sort if isinstance(sort, int) else 0, str(pid))
+
+    groups: list[Group] = []
+    group_index: dict[Any, int] = {}
+    for pid in sorted(group_kind, key=group_order):
+        group_index[pid] = len(groups)
+        groups.append(
+            Group(
+                index=len(groups),
+                pid=pid,
+                kind=group_kind[pid],
+                label=_group_label(pid, group_kind[pid], meta),
+                sort_index=group_order(pid)[1],
+            )
+        )
+
+    def lane_order(d: tuple[int, Any, Any, str]) -> tuple[int, int, int, str]:
+        _, pid, tid, kind = d
+        rank = {LaneKind.CPU: 0, LaneKind.GPU: 0, LaneKind.OTHER: 1}[kind]
+        default = tid if isinstance(tid, int) else _stream_number(tid)
+        sort = meta.thread_sort.get((pid, tid), default)
+        return (group_index[pid], rank, sort if isinstance(sort, int) else 0, str(tid))
+
+    lanes: list[Lane] = []
+    remap = np.zeros(max(n, 1), dtype=np.int32)
+    for d in sorted(drafts, key=lane_order):
+        old, pid, tid, kind = d
+        lane = Lane(
+            index=len(lanes),
+            pid=pid,
+            tid=tid,
+            kind=kind,
+            label=_lane_label(pid, tid, kind, meta),
+            group=group_index[pid],
+            sort_index=lane_order(d)[2],
+        )
+        remap[old] = lane.index
+        groups[lane.group].lanes.append(lane.index)
+        lanes.append(lane)
+    return lanes, groups, remap
+
+
+def _stream_number(tid: Any) -> int:
+    digits = "".join(ch for ch in str(tid) if ch.isdigit())
+    return int(digits[:18]) if digits else 0
+
+
+def _group_label(pid: Any, kind: str, meta: _Meta) -> str:
+    if pid == "":
+        pid = "(none)"
+    labels = meta.process_labels.get(pid, "")
+    name = meta.process_name.get(pid, "")
+    if kind == LaneKind.GPU:
+        if labels.startswith(("GPU", "MTIA", "XPU", "HPU")):
+            return labels
+        return f"GPU {pid}"
+    if name and labels:
+        return f"{name} ({labels}) pid {pid}"
+    if name:
+        return f"{name} pid {pid}"
+    return f"process {pid}"
+
+
+def _lane_label(pid: Any, tid: Any, kind: str, meta: _Meta) -> str:
+    if tid == "":
+        tid = "(none)"
+    name = meta.thread_name.get((pid, tid), "")
+    if kind == LaneKind.GPU:
+        if name.startswith("stream"):
+            return name.split(" ")[0] + " " + name.split(" ")[1] if " " in name else name
+        if isinstance(tid, str) and tid.startswith("stream"):
+            return tid
+        return f"stream {tid}"
+    if name:
+        return name if str(tid) in name else f"{name} {tid}"
+    return f"thread {tid}"

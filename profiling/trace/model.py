@@ -1,0 +1,160 @@
+"""The in-memory model of one trace file: numpy columns, not a list of dicts.
+
+Every consumer (analysis, headless commands, the TUI) reads traces through this
+one model.  Events are rows of parallel numpy arrays; strings are interned once
+into ``Trace.strings`` and referenced by id, so a trace of ten million events
+costs a few hundred bytes per event at most and no Python object per event.
+
+Times are integer nanoseconds, converted once at load (Kineto writes
+microseconds, often fractional).  ``dur_ns`` is 0 for instants and flows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import msgspec
+import numpy as np
+
+NO_ID = -1
+"""Value of an integer id column (correlation, external id, stream...) that is absent."""
+
+
+class Kind(IntEnum):
+    """What an event is, decided from its phase and category (old and new spellings)."""
+
+    CPU_OP = 0
+    USER_ANNOTATION = 1
+    RUNTIME = 2
+    KERNEL = 3
+    MEMCPY = 4
+    MEMSET = 5
+    GPU_ANNOTATION = 6
+    PYTHON_FUNCTION = 7
+    INSTANT = 8
+    FLOW = 9
+    OTHER = 10
+
+
+GPU_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+"""Kinds that run on a device and are launched from the host (the 'GPU events')."""
+
+
+class LaneKind:
+    CPU = "cpu"
+    GPU = "gpu"
+    OTHER = "other"
+
+
+@dataclass
+class Lane:
+    """One CPU thread (pid, tid) or one GPU stream (device, stream).
+
+    ``pid`` and ``tid`` are kept exactly as the file spelled them (int or str).
+    ``group`` indexes ``Trace.groups`` (the process or device the lane belongs to).
+    """
+
+    index: int
+    pid: int | str
+    tid: int | str
+    kind: str = LaneKind.OTHER
+    label: str = ""
+    group: int = 0
+    sort_index: int = 0
+    events: int = 0
+    max_depth: int = 0
+
+
+@dataclass
+class Group:
+    """A process (host) or a device: the unit lanes are grouped and folded by."""
+
+    index: int
+    pid: int | str
+    kind: str
+    label: str
+    sort_index: int = 0
+    lanes: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Trace:
+    """A loaded trace.  Columns are indexed by event row; rows are sorted by
+    (lane, ts_ns, -dur_ns) so each lane is one contiguous, time-ordered slice
+    (``lane_start[l]:lane_start[l+1]``) and nesting is a stack walk.
+
+    ``source_index`` maps a row back to the entry's position in the file's event
+    list, for error messages and for readers who count entries.
+    """
+
+    path: str
+    n_entries: int  # entries in the file's event list, metadata included
+    strings: list[str]
+    ts_ns: np.ndarray  # int64
+    dur_ns: np.ndarray  # int64, 0 for instants and flows
+    name_id: np.ndarray  # int32 into strings
+    cat_id: np.ndarray  # int32 into strings
+    kind: np.ndarray  # uint8, Kind
+    ph: np.ndarray  # uint8, ord() of the phase letter ('X', 'i', 's', ...)
+    lane: np.ndarray  # int32 into lanes
+    depth: np.ndarray  # int16, nesting depth within the lane (0 = outermost)
+    correlation: np.ndarray  # int64, args.correlation (flows: the flow id); NO_ID if absent
+    external_id: np.ndarray  # int64, args["External id"]; NO_ID if absent
+    stream: np.ndarray  # int64, args.stream for device events; NO_ID if absent
+    source_index: np.ndarray  # int64, position in the file's event list
+    args_offset: np.ndarray  # int64 into args_blob; args_len 0 means no args
+    args_len: np.ndarray  # int32
+    args_blob: bytes
+    lanes: list[Lane]
+    lane_start: np.ndarray  # int64, len(lanes) + 1 boundaries into the rows
+    groups: list[Group]
+    metadata: dict[str, Any]  # top-level keys of the file other than traceEvents
+    warnings: list[str] = field(default_factory=list)
+
+    # ---- small, readable accessors (the columns are the fast path) ----
+
+    def __len__(self) -> int:
+        return int(self.ts_ns.shape[0])
+
+    def name(self, row: int) -> str:
+        return self.strings[int(self.name_id[row])]
+
+    def category(self, row: int) -> str:
+        return self.strings[int(self.cat_id[row])]
+
+    def end_ns(self) -> np.ndarray:
+        return self.ts_ns + self.dur_ns
+
+    def args(self, row: int) -> dict[str, Any]:
+        """The event's ``args`` object, decoded on demand (never kept per event)."""
+        n = int(self.args_len[row])
+        if n == 0:
+            return {}
+        off = int(self.args_offset[row])
+        value = msgspec.json.decode(self.args_blob[off : off + n])
+        return value if isinstance(value, dict) else {"args": value}
+
+    def lane_rows(self, lane: int) -> slice:
+        return slice(int(self.lane_start[lane]), int(self.lane_start[lane + 1]))
+
+    def string_ids(self, name: str) -> int | None:
+        """The interned id of ``name``, or None if no event carries it."""
+        index = self._string_index()
+        return index.get(name)
+
+    def _string_index(self) -> dict[str, int]:
+        cached = getattr(self, "_string_index_cache", None)
+        if cached is None:
+            cached = {s: i for i, s in enumerate(self.strings)}
+            object.__setattr__(self, "_string_index_cache", cached)
+        return cached
+
+    @property
+    def start_ns(self) -> int:
+        return int(self.ts_ns.min()) if len(self) else 0
+
+    @property
+    def end_ns_max(self) -> int:
+        return int((self.ts_ns + self.dur_ns).max()) if len(self) else 0

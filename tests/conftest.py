@@ -1,0 +1,53 @@
+"""Shared fixtures: where the real traces are, and a writer for tiny handmade traces."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+REAL_TRACES = REPO.parent / "shared" / "real_traces"
+SAMPLE_TRACES = REPO / "sample_traces"
+
+
+def real_trace_files() -> list[Path]:
+    """Every trace under ../shared/real_traces (empty when the folder is absent)."""
+    if not REAL_TRACES.is_dir():
+        return []
+    return sorted(
+        p for p in REAL_TRACES.rglob("*") if p.is_file() and p.name.endswith((".json", ".json.gz"))
+    )
+
+
+needs_real_traces = pytest.mark.skipif(
+    not REAL_TRACES.is_dir(), reason="../shared/real_traces is absent (fresh clone)"
+)
+
+
+@pytest.fixture
+def write_trace(tmp_path: Path) -> Callable[..., Path]:
+    """Write events (and optional top-level keys) as a trace file; returns its path."""
+
+    def write(
+        events: list[dict[str, Any]] | None = None,
+        *,
+        name: str = "trace.json",
+        gz: bool = False,
+        raw: bytes | None = None,
+        **top: Any,
+    ) -> Path:
+        path = tmp_path / name
+        if raw is None:
+            doc: Any = {"traceEvents": events or [], **top}
+            raw = json.dumps(doc).encode()
+        if gz:
+            raw = gzip.compress(raw)
+        path.write_bytes(raw)
+        return path
+
+    return write
