@@ -1,0 +1,159 @@
+"""``attn-tui capture``: profile attention variants, with a progress display and a summary.
+
+The work lives in ``profiling.capture``; this module turns arguments into a
+config, shows progress with Rich while variants run, and ends with one table of
+every variant (status, ms per forward, achieved TFLOP/s, kernels and Memcpy per
+forward) so a person sees at a glance what the traces will show.  torch is
+imported only through ``profiling.capture``, inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+STATUS_STYLE = {"ok": "green", "skipped": "yellow", "failed": "bold red", "interrupted": "magenta"}
+
+
+class RichReporter:
+    """Progress bar over variants; one line per finished variant above it."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self.progress = progress
+        self.task = progress.add_task("capture", total=total, variant="", phase="starting")
+
+    def started(self, name: str) -> None:
+        self.progress.update(self.task, variant=name, phase="checking")
+
+    def phase(self, name: str, phase: str) -> None:
+        self.progress.update(self.task, variant=name, phase=phase)
+
+    def finished(self, result: Any) -> None:
+        style = STATUS_STYLE.get(result.status, "")
+        line = f"[{style}]{result.status:>7}[/] {result.name:<15}"
+        if result.status == "ok":
+            line += f" {_fmt(result.ms_per_forward, '.3f')} ms/forward"
+        if result.reason:
+            line += f"  {result.reason}"
+        self.progress.console.print(line, highlight=False)
+        self.progress.advance(self.task)
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _fmt_tflops(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if value >= 1 else f"{value:.3f}"
+
+
+def _note(result: Any) -> str:
+    if result.reason:
+        return result.reason
+    source = result.notes.get("kernel_source") if result.notes else None
+    if source:
+        text = source.get("loaded", "")
+        if source.get("fallback_reason"):
+            text += f"; fallback: {source['fallback_reason']}"
+        return text
+    names = result.notes.get("memcpy_names") if result.notes else None
+    return ", ".join(names) if names else ""
+
+
+def summary_table(report: Any) -> Table:
+    """The end-of-capture table: every variant, what it cost, what it launched."""
+    manifest = report.manifest
+    shape = manifest["shape"]
+    where = manifest.get("gpu") or f"CPU ({manifest['environment'].get('machine')})"
+    title = (f"attn-tui capture: {where}, torch {manifest['torch']}, "
+             f"B={shape['batch']} H={shape['heads']} S={shape['seq']} D={shape['head_dim']} "
+             f"{manifest['dtype']}, causal")
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("variant", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("ms/fwd", justify="right", no_wrap=True)
+    table.add_column("TFLOP/s", justify="right", no_wrap=True)
+    table.add_column("kernels/fwd", justify="right", no_wrap=True)
+    table.add_column("Memcpy/fwd", justify="right", no_wrap=True)
+    for r in report.results:
+        style = STATUS_STYLE.get(r.status, "")
+        table.add_row(
+            r.name, f"[{style}]{r.status}[/]",
+            _fmt(r.ms_per_forward, ".3f"), _fmt_tflops(r.tflops),
+            _fmt(r.kernels_per_forward, "g"), _fmt(r.memcpy_per_forward, "g"),
+        )
+    return table
+
+
+def summary_notes(report: Any) -> Text:
+    """One line per variant with something to say (why skipped, where a kernel came from).
+
+    Below the table rather than in it: reasons are sentences, and a column of them
+    would crush the numbers on an 80-column terminal.
+    """
+    text = Text()
+    for r in report.results:
+        note = _note(r)
+        if note:
+            text.append(f"  {r.name}: ", style=STATUS_STYLE.get(r.status, ""))
+            text.append(note + "\n")
+    return text
+
+
+def build_config(args: argparse.Namespace) -> Any:
+    from profiling.capture.config import make_config, resolve_device
+
+    device = resolve_device(args.device)
+    return make_config(
+        device,
+        batch=args.batch, heads=args.heads, seq=args.seq, head_dim=args.head_dim,
+        dtype=args.dtype, wait=args.wait, warmup=args.warmup, active=args.active,
+        kernel_repo=args.kernel_repo,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from profiling.capture.session import CaptureInterrupted, run_capture, select_variants
+
+    names = select_variants(bool(args.all), args.variant)
+    config = build_config(args)
+    out = Path(args.out)
+    console = Console(stderr=False, highlight=False)
+    progress = Progress(
+        SpinnerColumn(), TextColumn("[bold]{task.fields[variant]:<15}"),
+        TextColumn("{task.fields[phase]:<18}"), BarColumn(),
+        TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+        console=console, transient=True,
+    )
+    try:
+        with progress:
+            reporter = RichReporter(progress, len(names))
+            report = run_capture(config, names, out, gz=args.gzip, force=args.force,
+                                 reporter=reporter)
+    except CaptureInterrupted as stop:
+        console.print(summary_table(stop.report))
+        console.print(summary_notes(stop.report), end="")
+        console.print(f"manifest: {out / 'manifest.json'} records what finished")
+        raise
+    console.print(summary_table(report))
+    console.print(summary_notes(report), end="")
+    written = len(report.ok)
+    console.print(f"{written} trace(s), their key_averages oracles and manifest.json in {out}/")
+    if report.failed:
+        names_failed = ", ".join(r.name for r in report.failed)
+        print(f"attn-tui capture: {len(report.failed)} variant(s) failed: {names_failed}",
+              file=sys.stderr)
+    elif not report.ok:
+        print("attn-tui capture: no variant ran on this machine (see the reasons above)",
+              file=sys.stderr)
+    return report.exit_code

@@ -1,0 +1,59 @@
+"""``attn-tui variants``: what this machine can capture, and why not.
+
+Asks the same questions ``capture`` asks before each variant (CUDA present,
+backend accepts the default dtype and head_dim, libraries installed), at the
+default shape for the device, and says where the ``kernels`` variant's kernel
+would come from, since on a machine without the hub it is attn-tui's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+
+def run(args: argparse.Namespace) -> int:
+    from profiling.capture.availability import report
+    from profiling.capture.config import make_config, resolve_device
+
+    console = Console(highlight=False)
+    try:
+        import torch
+    except ImportError:
+        console.print("torch is not installed: no variant can be captured here "
+                      "(pip install 'attn-tui[capture]')")
+        return 0
+    device = resolve_device("auto")
+    config = make_config(device)
+    where = torch.cuda.get_device_name() if device == "cuda" else "CPU (no CUDA device)"
+    table = Table(title=f"variants on {where}, torch {torch.__version__}, default shape "
+                        f"B={config.batch} H={config.heads} S={config.seq} "
+                        f"D={config.head_dim} {config.dtype}", title_justify="left")
+    table.add_column("variant", no_wrap=True)
+    table.add_column("capture", no_wrap=True)
+    table.add_column("what it is / why not", overflow="fold")
+    for row in report(config):
+        if row.available:
+            text = row.summary
+            if row.name == "kernels":
+                text += f" [dim]({_kernel_origin()})[/]"
+            table.add_row(row.name, "[green]yes[/]", text)
+        else:
+            table.add_row(row.name, "[yellow]no[/]", row.reason or "")
+    console.print(table)
+    return 0
+
+
+def _kernel_origin() -> str:
+    from profiling.capture.kernel_source import (
+        DEFAULT_KERNEL_REPO,
+        DEFAULT_KERNEL_VERSION,
+        hub_reachable,
+    )
+
+    why = hub_reachable()
+    if why is None:
+        return f"{DEFAULT_KERNEL_REPO}@{DEFAULT_KERNEL_VERSION} from the hub"
+    return f"attn-tui's bundled Triton kernel: hub out of reach, {why}"
