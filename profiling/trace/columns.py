@@ -1,23 +1,22 @@
-"""Decoded events -> the columnar ``Trace``: interning, kinds, lanes, depth.
+"""Decoded chunks -> the columnar ``Trace``: global ids, kinds, B/E pairs, lanes, depth.
 
-The work is done column by column (list comprehensions and numpy) rather than
-event by event, so the per-event Python cost is a few attribute reads.  Metadata
-events (``ph: M``) are not rows: they name and order processes and threads.
+Chunks arrive with chunk-local string and lane ids; merging maps them onto
+global ones with one small remap array per chunk, so the per-event work stays
+in numpy.  Metadata events (``ph: M``) are not rows: they name and order
+processes and threads.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import Any
 
-import msgspec
 import numpy as np
 
-from profiling.trace.decode import Decoded, Event
+from profiling.trace.decode import Chunk
 from profiling.trace.kinds import category_kinds
 from profiling.trace.lanes import build_lanes
-from profiling.trace.model import NO_ID, Kind, Trace
+from profiling.trace.model import ArgsSource, Kind, Trace
 
 _PHASE_KIND = {
     "i": Kind.INSTANT,
@@ -27,223 +26,150 @@ _PHASE_KIND = {
     "t": Kind.FLOW,
     "f": Kind.FLOW,
 }
-_SLICE = {"X", "B", "E"}
+_PHASE_TABLE = np.full(256, Kind.OTHER, dtype=np.uint8)
+for _letter, _kind in _PHASE_KIND.items():
+    _PHASE_TABLE[ord(_letter)] = _kind
+_SLICE_TABLE = np.zeros(256, dtype=bool)
+for _letter in "XBE":
+    _SLICE_TABLE[ord(_letter)] = True
+
+_CONCAT = ("ts", "dur", "ph", "correlation", "external_id", "stream")
 
 
-class _Interner:
-    """Strings -> dense ids, in first-seen order."""
+def build_trace(
+    chunks: list[Chunk],
+    entry_starts: list[int],
+    metadata: dict[str, Any],
+    warnings: list[str],
+    path: str,
+    args_source: ArgsSource | None,
+) -> Trace:
+    """Merge chunks into one ``Trace`` (rows sorted by lane, start, -duration)."""
+    warnings = list(warnings)
+    for chunk in chunks:
+        warnings.extend(chunk.warnings)
+    strings: dict[str, int] = {"": 0}
+    lane_keys: dict[tuple[Any, Any], int] = {}
+    name_id, cat_id, lane_of, entry = [], [], [], []
+    for chunk, first_entry in zip(chunks, entry_starts, strict=True):
+        remap = _remap(chunk.strings, strings)
+        name_id.append(remap[chunk.name_id])
+        cat_id.append(remap[chunk.cat_id])
+        lanes_remap = _remap(chunk.lane_keys, lane_keys)
+        lane_of.append(lanes_remap[chunk.lane])
+        entry.append(chunk.entry + first_entry)
+    col = {key: np.concatenate([getattr(c, key) for c in chunks]) for key in _CONCAT}
+    names = np.concatenate(name_id).astype(np.int32)
+    cats = np.concatenate(cat_id).astype(np.int32)
+    lane = np.concatenate(lane_of).astype(np.int32)
+    source_index = np.concatenate(entry).astype(np.int64)
+    string_list = list(strings)
+    ts, dur, ph = col["ts"], col["dur"], col["ph"]
+    kind = _kinds(ph, cats, string_list)
 
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.strings: list[str] = []
-
-    def ids_of(self, values: list[str]) -> np.ndarray:
-        ids = self.ids
-        strings = self.strings
-
-        def one(s: str) -> int:
-            i = ids.get(s)
-            if i is None:
-                i = ids[s] = len(strings)
-                strings.append(s)
-            return i
-
-        return np.fromiter((one(s) for s in values), dtype=np.int32, count=len(values))
-
-
-def build_trace(decoded: Decoded, path: str) -> Trace:
-    """Turn decoded events into a ``Trace`` (rows sorted by lane, start, -duration)."""
-    warnings = list(decoded.warnings)
-    events = decoded.events
-    meta_events = [e for e in events if e.ph == "M"]
-    keep = [i for i, e in enumerate(events) if e.ph != "M"]
-    if len(keep) != len(events):
-        rows = [events[i] for i in keep]
-        raw_args = [decoded.raw_args[i] for i in keep]
-    else:
-        rows, raw_args = events, decoded.raw_args
-
-    n = len(rows)
-    ts = np.array([math.nan if e.ts is None else e.ts for e in rows], dtype=np.float64)
-    dur = np.array([0.0 if e.dur is None else e.dur for e in rows], dtype=np.float64)
-    phases = [e.ph for e in rows]
-
-    interner = _Interner()
-    interner.ids_of([""])  # id 0 is the empty string
-    name_id = interner.ids_of([e.name for e in rows])
-    cat_id = interner.ids_of([e.cat for e in rows])
-    kind = _kinds(phases, cat_id, interner.strings)
-    ph = np.fromiter((ord(p[0]) if p else 0 for p in phases), dtype=np.uint8, count=n)
-
-    correlation = _int_column([_corr(e) for e in rows])
-    external_id = _int_column([_ext(e) for e in rows])
-    stream = _int_column([_flow_id(e.args.stream) if e.args is not None else None for e in rows])
-
-    valid = np.ones(n, dtype=bool)
-    missing_ts = ~np.isfinite(ts)
-    if missing_ts.any():
-        warnings.append(f"skipped {int(missing_ts.sum())} events with no usable 'ts'")
-        valid &= ~missing_ts
+    valid = np.isfinite(ts)
+    if not valid.all():
+        warnings.append(f"skipped {int((~valid).sum())} events with no usable 'ts'")
+    no_ph = ph == 0
+    if no_ph.any():
+        warnings.append(f"skipped {int(no_ph.sum())} events with no 'ph'")
+        valid &= ~no_ph
     bad_dur = ~np.isfinite(dur) | (dur < 0)
     if bad_dur.any():
         warnings.append(f"set {int(bad_dur.sum())} negative or non-finite durations to 0")
         dur[bad_dur] = 0.0
-    if not phases or any(p == "" for p in phases):
-        no_ph = np.array([p == "" for p in phases], dtype=bool)
-        if no_ph.any():
-            warnings.append(f"skipped {int(no_ph.sum())} events with no 'ph'")
-            valid &= ~no_ph
-
-    pid = [_as_number(e.pid) for e in rows]
-    tid = [_as_number(e.tid) for e in rows]
-    _pair_begin_end(phases, pid, tid, ts, dur, valid, kind, warnings)
+    _pair_begin_end(ph, lane, ts, dur, valid, warnings)
 
     ts_ns = _to_ns(ts)
-    dur_ns = np.rint(dur * 1000.0).astype(np.int64)
-    source_index = np.asarray(keep, dtype=np.int64)
+    dur_ns = np.rint(np.minimum(dur, 9.2e15) * 1000.0).astype(np.int64)
+    keys = list(lane_keys)
+    meta = [m for c in chunks for m in c.meta]
+    lanes, groups, lane_remap = build_lanes(keys, lane[valid], kind[valid], meta)
+    lane = lane_remap[lane]
 
-    lane_keys: dict[tuple[Any, Any], int] = {}
-    lane_of = np.fromiter(
-        (lane_keys.setdefault((p, t), len(lane_keys)) for p, t in zip(pid, tid, strict=True)),
-        dtype=np.int32,
-        count=n,
-    )
-
-    args_offset, args_len, blob = _args_blob(raw_args)
-
-    idx = np.flatnonzero(valid)
-    order = idx[np.lexsort((-dur_ns[idx], ts_ns[idx], lane_of[idx]))]
-    columns = {
-        "ts_ns": ts_ns[order],
-        "dur_ns": dur_ns[order],
-        "name_id": name_id[order],
-        "cat_id": cat_id[order],
-        "kind": kind[order],
-        "ph": ph[order],
-        "correlation": correlation[order],
-        "external_id": external_id[order],
-        "stream": stream[order],
-        "source_index": source_index[order],
-        "args_offset": args_offset[order],
-        "args_len": args_len[order],
-    }
-    lane_sorted = lane_of[order]
-    lanes, groups, lane_remap = build_lanes(
-        list(lane_keys), lane_sorted, columns["kind"], meta_events, decoded.metadata
-    )
-    lane_final = lane_remap[lane_sorted]
-    # Lanes were renumbered into display order: sort rows again so each lane stays contiguous.
-    reorder = np.lexsort((-columns["dur_ns"], columns["ts_ns"], lane_final))
-    for key in columns:
-        columns[key] = columns[key][reorder]
-    lane_final = lane_final[reorder]
-    lane_start = np.searchsorted(lane_final, np.arange(len(lanes) + 1)).astype(np.int64)
-    depth = _depths(columns["ts_ns"], columns["dur_ns"], columns["kind"], lane_start)
-    for lane in lanes:
-        rows_of_lane = slice(int(lane_start[lane.index]), int(lane_start[lane.index + 1]))
-        lane.events = rows_of_lane.stop - rows_of_lane.start
-        lane.max_depth = int(depth[rows_of_lane].max()) if lane.events else 0
+    rows = np.flatnonzero(valid)
+    order = rows[np.lexsort((-dur_ns[rows], ts_ns[rows], lane[rows]))]
+    lane_sorted = lane[order]
+    lane_start = np.searchsorted(lane_sorted, np.arange(len(lanes) + 1)).astype(np.int64)
+    ts_ns, dur_ns, kind = ts_ns[order], dur_ns[order], kind[order]
+    depth = _depths(ts_ns, dur_ns, kind, lane_start)
+    for item in lanes:
+        lo, hi = int(lane_start[item.index]), int(lane_start[item.index + 1])
+        item.events = hi - lo
+        item.max_depth = int(depth[lo:hi].max()) if hi > lo else 0
 
     return Trace(
         path=path,
-        n_entries=decoded.n_entries,
-        strings=interner.strings,
-        lane=lane_final.astype(np.int32),
+        n_entries=sum(c.n_entries for c in chunks),
+        strings=string_list,
+        ts_ns=ts_ns,
+        dur_ns=dur_ns,
+        name_id=names[order],
+        cat_id=cats[order],
+        kind=kind,
+        ph=ph[order],
+        lane=lane_sorted.astype(np.int32),
         depth=depth,
-        lane_start=lane_start,
+        correlation=col["correlation"][order],
+        external_id=col["external_id"][order],
+        stream=col["stream"][order],
+        source_index=source_index[order],
         lanes=lanes,
+        lane_start=lane_start,
         groups=groups,
-        args_blob=blob,
-        metadata=decoded.metadata,
+        metadata=metadata,
         warnings=warnings,
-        **columns,
+        args_source=args_source,
     )
 
 
-def _kinds(phases: list[str], cat_id: np.ndarray, strings: list[str]) -> np.ndarray:
-    by_category = np.array([int(k) for k in category_kinds(strings)], dtype=np.uint8)
-    kinds = by_category[cat_id]
-    for i, p in enumerate(phases):
-        if p not in _SLICE:
-            kinds[i] = _PHASE_KIND.get(p, Kind.OTHER)
-    return kinds
-
-
-def _corr(e: Event) -> int | None:
-    if e.ph in ("s", "t", "f"):
-        return _flow_id(e.id)
-    return e.args.correlation if e.args is not None else None
-
-
-def _ext(e: Event) -> int | None:
-    a = e.args
-    if a is None:
-        return None
-    return a.external_id if a.external_id is not None else a.external_id_old
-
-
-def _as_number(value: int | str | None) -> int | str | None:
-    """Ids spelled as digit strings ("24572") are the same ids as the integers.
-
-    Old Kineto wrote some tids as strings and others as ints for one thread.
-    """
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return value
-
-
-def _flow_id(value: int | str | None) -> int | None:
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value, 0)
-        except ValueError:
-            return None
-    return None
-
-
-def _int_column(values: list[int | None]) -> np.ndarray:
-    out = np.full(len(values), NO_ID, dtype=np.int64)
-    for i, v in enumerate(values):
-        if isinstance(v, int) and -(2**63) <= v < 2**63:
-            out[i] = v
+def _remap(local: list[Any], global_ids: dict[Any, int]) -> np.ndarray:
+    """Chunk-local id -> global id, adding unseen values to ``global_ids``."""
+    out = np.empty(max(len(local), 1), dtype=np.int32)
+    for i, value in enumerate(local):
+        gid = global_ids.get(value)
+        if gid is None:
+            gid = global_ids[value] = len(global_ids)
+        out[i] = gid
     return out
 
 
-def _to_ns(ts_us: np.ndarray) -> np.ndarray:
-    """Microseconds (float, possibly epoch-sized) -> integer nanoseconds, exactly.
+def _kinds(ph: np.ndarray, cat_id: np.ndarray, strings: list[str]) -> np.ndarray:
+    """Slices take their kind from the category; other phases from the phase letter."""
+    by_category = np.array([int(k) for k in category_kinds(strings)], dtype=np.uint8)
+    return np.where(_SLICE_TABLE[ph], by_category[cat_id], _PHASE_TABLE[ph]).astype(np.uint8)
 
-    ``ts * 1000`` in float64 would lose up to ~256 ns on epoch timestamps, so the
-    whole and fractional microseconds are converted separately.
+
+def _to_ns(ts_us: np.ndarray) -> np.ndarray:
+    """Microseconds (float, possibly epoch-sized) -> integer nanoseconds.
+
+    ``ts * 1000`` in float64 would round epoch timestamps to 256 ns, so whole and
+    fractional microseconds are converted separately.
     """
-    safe = np.where(np.isfinite(ts_us), ts_us, 0.0)
-    safe = np.clip(safe, -9.2e15, 9.2e15)
+    safe = np.clip(np.where(np.isfinite(ts_us), ts_us, 0.0), -9.2e15, 9.2e15)
     whole = np.floor(safe)
     frac = np.rint((safe - whole) * 1000.0).astype(np.int64)
     return whole.astype(np.int64) * 1000 + frac
 
 
 def _pair_begin_end(
-    phases: list[str],
-    pid: list[Any],
-    tid: list[Any],
+    ph: np.ndarray,
+    lane: np.ndarray,
     ts: np.ndarray,
     dur: np.ndarray,
     valid: np.ndarray,
-    kind: np.ndarray,
     warnings: list[str],
 ) -> None:
-    """Fold ``B``/``E`` pairs into one slice on the ``B`` row; drop the ``E`` rows."""
-    if "B" not in phases and "E" not in phases:
+    """Fold ``B``/``E`` pairs (same thread) into one slice on the ``B`` row; drop ``E``s."""
+    marks = np.flatnonzero(((ph == ord("B")) | (ph == ord("E"))) & valid)
+    if marks.size == 0:
         return
-    stacks: dict[tuple[Any, Any], list[int]] = defaultdict(list)
+    order = marks[np.argsort(ts[marks], kind="stable")]
+    stacks: dict[int, list[int]] = defaultdict(list)
     unmatched_end = 0
-    for i, p in enumerate(phases):
-        if not valid[i] or p not in ("B", "E"):
-            continue
-        key = (pid[i], tid[i])
-        if p == "B":
+    for i in order.tolist():
+        key = int(lane[i])
+        if ph[i] == ord("B"):
             stacks[key].append(i)
             continue
         valid[i] = False
@@ -259,37 +185,24 @@ def _pair_begin_end(
         warnings.append(f"{unmatched_begin} 'B' events never ended; shown with zero duration")
 
 
-def _args_blob(raw_args: list[msgspec.Raw]) -> tuple[np.ndarray, np.ndarray, bytes]:
-    """Concatenate every event's raw ``args`` JSON; offsets let one be decoded on demand."""
-    lengths = np.fromiter((len(r) for r in raw_args), dtype=np.int64, count=len(raw_args))
-    offsets = np.zeros(len(raw_args), dtype=np.int64)
-    if len(raw_args) > 1:
-        np.cumsum(lengths[:-1], out=offsets[1:])
-    blob = b"".join(raw_args)  # msgspec.Raw exposes the buffer protocol
-    return offsets, lengths.astype(np.int32), blob
-
-
 def _depths(
     ts: np.ndarray, dur: np.ndarray, kind: np.ndarray, lane_start: np.ndarray
 ) -> np.ndarray:
     """Nesting depth per row, lane by lane (rows sorted by start, longest first).
 
-    A slice is one level below every earlier slice on its lane that is still open
-    at its start.  Instants and flows take the current depth but open nothing.
+    A row's depth is the number of earlier slices on its lane still open at its
+    start: (slices opened before it) - (slices that ended by its start), both
+    counted with numpy.  Instants, flows and zero-length slices open nothing.
     """
-    depth = [0] * len(ts)
-    ends = (ts + dur).tolist()
-    starts = ts.tolist()
-    point = ((kind == Kind.INSTANT) | (kind == Kind.FLOW) | (dur == 0)).tolist()
+    depth = np.zeros(len(ts), dtype=np.int16)
+    opens = (kind != Kind.INSTANT) & (kind != Kind.FLOW) & (dur > 0)
     for lane in range(len(lane_start) - 1):
         lo, hi = int(lane_start[lane]), int(lane_start[lane + 1])
-        stack: list[int] = []
-        for i in range(lo, hi):
-            t = starts[i]
-            while stack and stack[-1] <= t:
-                stack.pop()
-            d = len(stack)
-            depth[i] = d
-            if not point[i]:
-                stack.append(ends[i])
-    return np.minimum(np.array(depth, dtype=np.int64), 32767).astype(np.int16)
+        if hi - lo < 2:
+            continue
+        lane_opens = opens[lo:hi]
+        opened_before = np.cumsum(lane_opens) - lane_opens
+        ends = np.sort((ts[lo:hi] + dur[lo:hi])[lane_opens])
+        closed_by = np.searchsorted(ends, ts[lo:hi], side="right")
+        depth[lo:hi] = np.clip(opened_before - closed_by, 0, 32767)
+    return depth

@@ -1,33 +1,37 @@
-"""JSON text -> typed event records, with repair of files cut short.
+"""One chunk of the event list -> plain columns (numpy arrays and a local string table).
 
-Decoding is typed (msgspec Structs with only the fields the model needs, and
-``args`` kept as raw JSON) because that is several times faster and leaner than
-decoding into dicts.  A file whose events do not fit the types (a string ``ts``,
-a float ``pid``) falls back to decoding event by event, keeping every event that
-can be made sense of and counting the rest in a warning.
+Decoding is typed (msgspec Structs with only the fields the model needs) because
+that is several times faster and leaner than decoding into dicts; ``args`` other
+than the few id fields are not decoded at all (``ArgsReader`` reads them lazily).
+A chunk whose events do not fit the types (a string ``ts``, a float ``pid``) is
+decoded event by event instead, keeping every event that can be made sense of.
+The result holds no per-event Python object, so chunks can cross processes cheaply.
 """
 
 from __future__ import annotations
 
 import math
+import mmap
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from profiling.errors import TraceError
-
-_EMPTY = msgspec.Raw(b"")
+from profiling.trace.lenient import lenient_event
+from profiling.trace.split import raise_malformed
 
 
 class Args(msgspec.Struct):
-    """The few ``args`` fields the model keeps as columns (plus metadata values)."""
+    """The few ``args`` fields kept as columns (plus the values of metadata events)."""
 
-    correlation: int | None = None
-    external_id: int | None = msgspec.field(default=None, name="External id")
-    external_id_old: int | None = msgspec.field(default=None, name="external id")
-    stream: int | str | None = None
-    device: int | str | None = None
+    # Absent ids decode as -1 (NO_ID) so columns fill without a per-event branch.
+    correlation: int = -1
+    external_id: int = msgspec.field(default=-1, name="External id")
+    external_id_old: int = msgspec.field(default=-1, name="external id")
+    stream: int | str = -1
     name: str | None = None  # M events: process_name / thread_name
     labels: str | None = None  # M events: process_labels
     sort_index: int | None = None  # M events: *_sort_index
@@ -41,309 +45,264 @@ class Event(msgspec.Struct):
     cat: str = ""
     pid: int | str = 0
     tid: int | str = 0
-    ts: float | None = None
-    dur: float | None = None
+    ts: float = math.nan  # NaN: absent; such events are skipped with a warning
+    dur: float = 0.0
     id: int | str | None = None
-    args: Args | None = None
-
-
-class RawArgs(msgspec.Struct):
-    """Second, untyped view of each event: its ``args`` as raw JSON bytes."""
-
-    args: msgspec.Raw = _EMPTY
+    args: Args = msgspec.field(default_factory=Args)
 
 
 @dataclass
-class Decoded:
-    metadata: dict[str, Any]
-    events: list[Event]
-    raw_args: list[msgspec.Raw]
+class MetaEvent:
+    """A ``ph: M`` event: names and sort order of processes and threads."""
+
+    name: str
+    pid: Any
+    tid: Any
+    value: str | None
+    labels: str | None
+    sort_index: int | None
+
+
+@dataclass
+class Chunk:
+    """Columns of one chunk; ids in ``name_id``/``cat_id``/``lane`` are chunk-local."""
+
     n_entries: int
+    entry: np.ndarray  # int64: index in the chunk's entry list, for rows (M events excluded)
+    ts: np.ndarray  # float64 microseconds
+    dur: np.ndarray  # float64 microseconds
+    ph: np.ndarray  # uint8
+    name_id: np.ndarray  # int32 into strings
+    cat_id: np.ndarray  # int32 into strings
+    correlation: np.ndarray  # int64 (flows: flow id)
+    external_id: np.ndarray  # int64
+    stream: np.ndarray  # int64
+    lane: np.ndarray  # int32 into lane_keys
+    strings: list[str]
+    lane_keys: list[tuple[Any, Any]]
+    meta: list[MetaEvent]
+    end: int  # byte where this chunk's decoded events end (repairs move it back)
     warnings: list[str] = field(default_factory=list)
+    skipped: int = 0  # entries that are not event objects
 
 
-_TOP_LEVEL = dict[str, msgspec.Raw]
 _EVENTS = msgspec.json.Decoder(list[Event])
-_RAW_ARGS = msgspec.json.Decoder(list[RawArgs])
 _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
-_EVENT = msgspec.json.Decoder(Event)
+_BYTE = re.compile(r"\(byte (\d+)\)")
 
 
-def decode_trace(data: bytes, where: str) -> Decoded:
-    """Decode a whole trace document (object or bare-array form)."""
-    start = _first_non_space(data)
-    first = data[start : start + 1]
+def decode_chunk(
+    text: bytes | mmap.mmap, lo: int, hi: int, last: bool, where: str, open_end: bool = False
+) -> Chunk:
+    """Decode the events in ``text[lo:hi]`` (whole events separated by commas).
+
+    ``open_end``: this is the last chunk of a list with no closing ``]`` (cut
+    short, or the open array form), so an unfinished last event is cut off.
+    """
+    raw = text[lo:hi]
+    stop = _content_end(raw)
     warnings: list[str] = []
-    if first == b"{":
-        metadata, events_text = _split_object(data, where, warnings)
-    elif first == b"[":
-        metadata, events_text = {}, data
-    else:
-        _raise_not_json(data, where)
-    return _decode_events(events_text, metadata, where, warnings)
-
-
-def _first_non_space(data: bytes) -> int:
-    return len(data) - len(data.lstrip())
-
-
-def _split_object(
-    data: bytes, where: str, warnings: list[str]
-) -> tuple[dict[str, Any], bytes | msgspec.Raw]:
-    """Top-level keys (small, decoded) and the raw text of the events list."""
+    end = lo + stop
+    if stop and raw[stop - 1 : stop] == b",":  # chunks are cut after the comma between events
+        stop -= 1
+    if not raw[:stop].strip():
+        return _columns([], lo, warnings)
+    body = memoryview(raw)[:stop]
+    doc = b"".join((b"[", body, b"]"))
     try:
-        top = msgspec.json.decode(data, type=_TOP_LEVEL)
+        return _columns(_EVENTS.decode(doc), end, warnings)
     except msgspec.ValidationError:
-        raise TraceError(
-            "JSON, but not a trace (the top-level object has odd keys)", where, _TRACE_HINT
-        ) from None
+        pass
     except msgspec.DecodeError as exc:
-        if "truncated" not in str(exc):
-            _raise_malformed(exc, where)
-        return _split_truncated_object(data, where, warnings)
-    if "traceEvents" not in top:
-        keys = ", ".join(sorted(top)[:5]) or "none"
-        raise TraceError(
-            f"JSON, but not a trace: no 'traceEvents' list (top-level keys: {keys})",
-            where,
-            _TRACE_HINT,
-        )
-    events_text = top.pop("traceEvents")  # a view into ``data``, not a copy
-    metadata: dict[str, Any] = {}
-    for key, raw in top.items():
+        if not (last and open_end):
+            _raise_at(exc, lo - 1, where)
+        doc, end = _repair_cut(bytes(body), lo, where, warnings)
         try:
-            metadata[key] = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
-            warnings.append(f"top-level key {key!r} could not be decoded and was ignored")
-    if not bytes(memoryview(events_text)[:64]).lstrip().startswith(b"["):
-        raise TraceError("JSON, but 'traceEvents' is not a list", where, _TRACE_HINT)
-    return metadata, events_text
+            return _columns(_EVENTS.decode(doc), end, warnings)
+        except msgspec.ValidationError:
+            pass
+    events, skipped = _decode_leniently(doc, lo, where)
+    if skipped:
+        warnings.append(f"skipped {skipped} entries that are not events (wrong types or shape)")
+    chunk = _columns(events, end, warnings)
+    chunk.skipped = skipped
+    return chunk
 
 
-def _split_truncated_object(
-    data: bytes, where: str, warnings: list[str]
-) -> tuple[dict[str, Any], bytes]:
-    """An object-form file cut short: metadata before ``traceEvents``, then events."""
-    key = data.find(b'"traceEvents"')
-    if key < 0:
-        raise TraceError(
-            "file ends early, before any 'traceEvents' list", where, "capture the trace again"
-        )
-    bracket = data.find(b"[", key)
-    if bracket < 0:
-        raise TraceError("file ends early, inside 'traceEvents'", where, "capture it again")
-    metadata: dict[str, Any] = {}
-    head = data[:key].rstrip().rstrip(b",")
-    if head.strip() != b"{":
-        try:
-            value = msgspec.json.decode(head + b"}")
-            if isinstance(value, dict):
-                metadata = value
-        except msgspec.DecodeError:
-            warnings.append("the top-level keys before 'traceEvents' could not be read")
-    return metadata, data[bracket:]
+def _content_end(raw: bytes) -> int:
+    """Length of ``raw`` without trailing whitespace (no copy of the bytes)."""
+    stop = len(raw)
+    while stop and raw[stop - 1] in b" \t\r\n\x00":
+        stop -= 1
+    return stop
 
 
-def _decode_events(
-    text: bytes | msgspec.Raw, metadata: dict[str, Any], where: str, warnings: list[str]
-) -> Decoded:
-    try:
-        events = _EVENTS.decode(text)
-        raw_args = [e.args for e in _RAW_ARGS.decode(text)]
-        return Decoded(metadata, events, raw_args, len(events), warnings)
-    except msgspec.ValidationError:
-        text = bytes(text)
-    except msgspec.DecodeError as exc:
-        if "truncated" not in str(exc):
-            _raise_malformed(exc, where)
-        text = _repair_truncated(bytes(text), where, warnings)
-    return _decode_events_leniently(text, metadata, where, warnings)
+def chunk_entries(text: bytes | mmap.mmap, lo: int, hi: int) -> list[msgspec.Raw]:
+    """Every entry of a chunk as raw JSON, in order (for reading ``args`` lazily)."""
+    body = bytes(text[lo:hi]).rstrip().rstrip(b",")
+    return _RAW_LIST.decode(b"[" + body + b"]") if body.strip() else []
 
 
-def _repair_truncated(text: bytes, where: str, warnings: list[str]) -> bytes:
-    """Cut an event list with no closing ``]`` back to its last complete event.
+def _repair_cut(body: bytes, lo: int, where: str, warnings: list[str]) -> tuple[bytes, int]:
+    """Cut an unfinished last chunk back to its last complete event.
 
     The Trace Event Format allows an array without its closing bracket, and a
-    profiler killed mid-write leaves half an event: both end up here.  We try
-    candidate cut points (a ``}`` that could close an event) from the end.
+    profiler killed mid-write leaves half an event: both end up here.  Candidate
+    cut points (a ``}`` that could close an event) are tried from the end.
     """
-    body = text.rstrip()
-    if body.endswith(b","):
-        body = body[:-1].rstrip()
-    tries = 0
     pos = len(body)
-    while tries < 64:
+    for _ in range(256):
         pos = body.rfind(b"}", 0, pos)
         if pos < 0:
             break
-        tries += 1
-        candidate = body[: pos + 1] + b"]"
+        doc = b"[" + body[: pos + 1] + b"]"
         try:
-            _RAW_LIST.decode(candidate)
+            _RAW_LIST.decode(doc)
         except msgspec.DecodeError:
             continue
-        lost = len(body) - (pos + 1)
-        if lost == 0:
-            warnings.append(
-                "the event list has no closing ']' (allowed by the Trace Event Format); "
-                "every event was read"
-            )
-        else:
-            warnings.append(
-                f"file cut short: kept every complete event, dropped the last {lost} bytes "
-                "(an unfinished event)"
-            )
-        return candidate
-    if body.lstrip() in (b"[", b""):
+        warnings.append(
+            f"file cut short: kept every complete event, dropped the last {len(body) - pos - 1} "
+            "bytes (an unfinished event)"
+        )
+        return doc, lo + pos + 1
+    if not body.strip(b"{ \t\r\n"):
         warnings.append("file cut short before its first complete event")
-        return b"[]"
+        return b"[]", lo
     raise TraceError(
         "file cut short and no complete event could be found", where, "capture the trace again"
     )
 
 
-def _decode_events_leniently(
-    text: bytes, metadata: dict[str, Any], where: str, warnings: list[str]
-) -> Decoded:
-    """Event by event: keep what can be read, count what cannot."""
+def _decode_leniently(doc: bytes, lo: int, where: str) -> tuple[list[Event], int]:
+    """Event by event: keep what can be read, count what cannot (skipped entries keep
+    their place in the entry numbering, so rows still map back to the file)."""
     try:
-        raws = _RAW_LIST.decode(text)
-    except msgspec.ValidationError:
-        raise TraceError("JSON, but 'traceEvents' is not a list", where, _TRACE_HINT) from None
+        raws = _RAW_LIST.decode(doc)
     except msgspec.DecodeError as exc:
-        _raise_malformed(exc, where)
+        _raise_at(exc, lo - 1, where)
+        raise
     events: list[Event] = []
-    raw_args: list[msgspec.Raw] = []
     skipped = 0
     for raw in raws:
-        event, args_raw = _lenient_event(raw)
+        event = lenient_event(raw)
         if event is None:
             skipped += 1
-            continue
-        events.append(event)
-        raw_args.append(args_raw)
-    if raws and skipped == len(raws):
-        raise TraceError(
-            f"JSON, but not a trace: none of its {len(raws)} entries is an event object",
-            where,
-            _TRACE_HINT,
-        )
-    if skipped:
-        warnings.append(f"skipped {skipped} entries that are not events (wrong types or shape)")
-    return Decoded(metadata, events, raw_args, len(raws), warnings)
+            events.append(Event(ph="\x00"))  # placeholder, dropped by _columns
+        else:
+            events.append(event)
+    return events, skipped
 
 
-def _lenient_event(raw: msgspec.Raw) -> tuple[Event | None, msgspec.Raw]:
-    try:
-        event = _EVENT.decode(raw)
-        return event, _args_raw(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        pass
-    try:
-        value = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        return None, _EMPTY
-    if not isinstance(value, dict):
-        return None, _EMPTY
-    args = value.get("args")
-    event = Event(
-        ph=_as_str(value.get("ph")),
-        name=_as_str(value.get("name")),
-        cat=_as_str(value.get("cat")),
-        pid=_as_id(value.get("pid")),
-        tid=_as_id(value.get("tid")),
-        ts=_as_float(value.get("ts")),
-        dur=_as_float(value.get("dur")),
-        id=_as_id(value.get("id")) if value.get("id") is not None else None,
-        args=_lenient_args(args) if isinstance(args, dict) else None,
+def _raise_at(exc: msgspec.DecodeError, offset: int, where: str) -> None:
+    """Re-raise a decode error with the byte position in the file, not in the chunk."""
+    message = _BYTE.sub(lambda m: f"(byte {int(m.group(1)) + offset})", str(exc))
+    raise_malformed(msgspec.DecodeError(message), where)
+
+
+def _columns(events: list[Event], end: int, warnings: list[str]) -> Chunk:
+    """Column-wise extraction: a few list comprehensions, no per-event branching."""
+    n_entries = len(events)
+    meta = [
+        MetaEvent(e.name, _as_number(e.pid), _as_number(e.tid), e.args.name, e.args.labels,
+                  e.args.sort_index)
+        for e in events
+        if e.ph == "M"
+    ]
+    entry = np.arange(n_entries, dtype=np.int64)
+    if meta or any(e.ph == "\x00" for e in events):
+        keep = [i for i, e in enumerate(events) if e.ph != "M" and e.ph != "\x00"]
+        events = [events[i] for i in keep]
+        entry = np.asarray(keep, dtype=np.int64)
+    strings: dict[str, int] = {"": 0}
+    args = [e.args for e in events]
+    pid = _ids([e.pid for e in events])
+    tid = _ids([e.tid for e in events])
+    keys = list(zip(pid, tid, strict=True))
+    lane_keys = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    correlation = int_column([a.correlation for a in args])
+    for i, e in enumerate(events):
+        if e.id is not None and e.ph in ("s", "t", "f"):
+            flow_id = _as_int_id(e.id)
+            correlation[i] = -1 if flow_id is None else flow_id
+    external_id = int_column([a.external_id for a in args])
+    old = external_id == -1
+    if old.any():
+        external_id[old] = int_column([a.external_id_old for a in args])[old]
+    n = len(events)
+    return Chunk(
+        n_entries=n_entries,
+        entry=entry,
+        ts=np.array([e.ts for e in events], dtype=np.float64),
+        dur=np.array([e.dur for e in events], dtype=np.float64),
+        ph=_phase_codes([e.ph for e in events]),
+        name_id=_intern([e.name for e in events], strings),
+        cat_id=_intern([e.cat for e in events], strings),
+        correlation=correlation,
+        external_id=external_id,
+        stream=int_column([a.stream for a in args]),
+        lane=np.fromiter(map(lane_keys.__getitem__, keys), dtype=np.int32, count=n),
+        strings=list(strings),
+        lane_keys=list(lane_keys),
+        meta=meta,
+        end=end,
+        warnings=warnings,
     )
-    raw_args = msgspec.Raw(msgspec.json.encode(args)) if isinstance(args, dict) else _EMPTY
-    return event, raw_args
 
 
-def _args_raw(raw: msgspec.Raw) -> msgspec.Raw:
-    try:
-        return msgspec.json.decode(raw, type=RawArgs).args
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return _EMPTY
+def _intern(values: list[str], ids: dict[str, int]) -> np.ndarray:
+    for s in dict.fromkeys(values):
+        if s not in ids:
+            ids[s] = len(ids)
+    return np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
 
 
-def _lenient_args(args: dict[str, Any]) -> Args:
-    return Args(
-        correlation=_as_int(args.get("correlation")),
-        external_id=_as_int(args.get("External id")),
-        external_id_old=_as_int(args.get("external id")),
-        stream=_as_id(args.get("stream")) if args.get("stream") is not None else None,
-        device=_as_id(args.get("device")) if args.get("device") is not None else None,
-        name=args["name"] if isinstance(args.get("name"), str) else None,
-        labels=args["labels"] if isinstance(args.get("labels"), str) else None,
-        sort_index=_as_int(args.get("sort_index")),
-    )
+def _phase_codes(phases: list[str]) -> np.ndarray:
+    """ord() of each phase letter (0 when absent), computed once per distinct phase."""
+    code = {p: (ord(p[0]) if p and ord(p[0]) < 256 else 0) for p in dict.fromkeys(phases)}
+    return np.fromiter(map(code.__getitem__, phases), dtype=np.uint8, count=len(phases))
 
 
-def _as_str(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else str(value)
+def _ids(values: list[int | str]) -> list[Any]:
+    """pid/tid values, with digit strings read as the integers they spell.
+
+    Old Kineto wrote some tids as strings and others as ints for one thread.
+    """
+    distinct = dict.fromkeys(values)
+    if not any(type(v) is str for v in distinct):
+        return values
+    as_number = {v: _as_number(v) for v in distinct}
+    return list(map(as_number.__getitem__, values))
 
 
-def _as_float(value: Any) -> float | None:
+def _as_number(value: Any) -> Any:
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return value
+
+
+def _as_int_id(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return float(value)
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**63 else None
     if isinstance(value, str):
         try:
-            return float(value)
+            number = int(value, 0)
         except ValueError:
             return None
+        return number if -(2**63) <= number < 2**63 else None
     return None
 
 
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
-
-
-def _as_id(value: Any) -> int | str:
-    as_int = _as_int(value)
-    if as_int is not None:
-        return as_int
-    return "" if value is None else str(value)
-
-
-_TRACE_HINT = "expected a Chrome trace from torch.profiler (export_chrome_trace / on_trace_ready)"
-
-
-def _raise_malformed(exc: msgspec.DecodeError, where: str) -> None:
-    message = str(exc)
-    if "UTF-8" in message or "utf-8" in message:
-        raise TraceError(
-            "not valid UTF-8 text", where, "convert the file to UTF-8 (e.g. with iconv)"
-        ) from None
-    detail = message.replace("JSON is malformed: ", "")
-    raise TraceError(f"not valid JSON ({detail})", where, _TRACE_HINT) from None
-
-
-def _raise_not_json(data: bytes, where: str) -> None:
-    start = _first_non_space(data)
+def int_column(values: list[Any]) -> np.ndarray:
+    """Integers -> int64 column; anything else (hex strings, huge, odd) the slow way."""
     try:
-        value = msgspec.json.decode(data)
-    except msgspec.DecodeError:
+        return np.array(values, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
         pass
-    else:
-        raise TraceError(
-            f"JSON, but not a trace (the top level is a {type(value).__name__})",
-            where,
-            _TRACE_HINT,
-        )
-    raise TraceError(
-        f"not JSON (byte {start} starts with {data[start:start + 8]!r})", where, _TRACE_HINT
-    )
+    out = np.full(len(values), -1, dtype=np.int64)
+    for i, v in enumerate(values):
+        number = _as_int_id(v)
+        if number is not None:
+            out[i] = number
+    return out

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from profiling.trace.decode import Event
+from profiling.trace.decode import MetaEvent
 from profiling.trace.model import Group, Kind, Lane, LaneKind
 
 _GPU_KINDS = np.array(
@@ -26,36 +26,31 @@ _CPU_KINDS = np.array(
 class _Meta:
     """What the ``M`` events say about processes and threads."""
 
-    def __init__(self, meta_events: list[Event]) -> None:
+    def __init__(self, meta_events: list[MetaEvent]) -> None:
         self.process_name: dict[Any, str] = {}
         self.process_labels: dict[Any, str] = {}
         self.process_sort: dict[Any, int] = {}
         self.thread_name: dict[tuple[Any, Any], str] = {}
         self.thread_sort: dict[tuple[Any, Any], int] = {}
         for e in meta_events:
-            a = e.args
-            if a is None:
-                continue
-            pid = int(e.pid) if isinstance(e.pid, str) and e.pid.isdigit() else e.pid
-            tid = int(e.tid) if isinstance(e.tid, str) and e.tid.isdigit() else e.tid
-            if e.name == "process_name" and a.name is not None:
-                self.process_name[pid] = a.name
-            elif e.name == "process_labels" and a.labels is not None:
-                self.process_labels[pid] = a.labels
-            elif e.name == "process_sort_index" and a.sort_index is not None:
-                self.process_sort[pid] = a.sort_index
-            elif e.name == "thread_name" and a.name is not None:
-                self.thread_name[(pid, tid)] = a.name
-            elif e.name == "thread_sort_index" and a.sort_index is not None:
-                self.thread_sort[(pid, tid)] = a.sort_index
+            pid, tid = e.pid, e.tid
+            if e.name == "process_name" and e.value is not None:
+                self.process_name[pid] = e.value
+            elif e.name == "process_labels" and e.labels is not None:
+                self.process_labels[pid] = e.labels
+            elif e.name == "process_sort_index" and e.sort_index is not None:
+                self.process_sort[pid] = e.sort_index
+            elif e.name == "thread_name" and e.value is not None:
+                self.thread_name[(pid, tid)] = e.value
+            elif e.name == "thread_sort_index" and e.sort_index is not None:
+                self.thread_sort[(pid, tid)] = e.sort_index
 
 
 def build_lanes(
     keys: list[tuple[Any, Any]],
     lane_of_row: np.ndarray,
     kind_of_row: np.ndarray,
-    meta_events: list[Event],
-    metadata: dict[str, Any],
+    meta_events: list[MetaEvent],
 ) -> tuple[list[Lane], list[Group], np.ndarray]:
     """Lanes in display order, their groups, and old-lane-id -> display-index map."""
     meta = _Meta(meta_events)

@@ -1,35 +1,133 @@
-"""``load_trace``: the one entry point from a trace file to a ``Trace``."""
+"""``load_trace``: the one entry point from a trace file to a ``Trace``.
+
+The pipeline: open (map or gunzip) -> find the event list -> cut it into chunks
+of whole events -> decode chunks (on every core for big files) -> merge into
+columns.  Chunks bound the memory of decoding; a chunk that cannot be cut
+cleanly only costs a retry as one chunk.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
+from profiling.errors import TraceError
+from profiling.trace.args import ChunkedArgs
 from profiling.trace.columns import build_trace
-from profiling.trace.decode import decode_trace
+from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.model import Trace
-from profiling.trace.reader import read_trace_bytes
+from profiling.trace.reader import Source, open_source
+from profiling.trace.split import EventsSpan, chunk_bounds, find_events
 
 Progress = Callable[[str, float], None]
-"""Called with (stage, fraction done) as loading proceeds; stages: read, decode, build."""
+"""Called with (stage, fraction done in 0..1) while loading."""
+
+PARALLEL_MIN_BYTES = 48 << 20
+"""Below this, starting worker processes costs more than it saves."""
 
 
-def load_trace(path: str | os.PathLike[str], *, progress: Progress | None = None) -> Trace:
+def load_trace(
+    path: str | os.PathLike[str],
+    *,
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> Trace:
     """Load a Chrome/Kineto trace (.json or gzip, object or bare-array form).
 
     Raises ``TraceError`` (one line: what, where, what to do) for anything that
-    is not a readable trace.  Repairs it can make (a file cut short, events of
-    the wrong types) are kept in ``Trace.warnings``.  The file is never written.
+    is not a readable trace.  Repairs it made (a file cut short, events of the
+    wrong types) are listed in ``Trace.warnings``.  The file is never written.
     """
     report = progress or (lambda stage, fraction: None)
-    where = os.fspath(path)
     report("read", 0.0)
-    data, _size, warnings = read_trace_bytes(path)
-    report("decode", 0.2)
-    decoded = decode_trace(data, where)
-    del data
-    decoded.warnings[:0] = warnings
-    report("build", 0.7)
-    trace = build_trace(decoded, where)
+    source = open_source(path)
+    span = find_events(source.text, source.start, source.path)
+    bounds = chunk_bounds(source.text, span)
+    report("decode", 0.05)
+    chunks = _decode_all(source, span, bounds, workers, report)
+    entries = sum(c.n_entries for c in chunks)
+    if entries and sum(c.skipped for c in chunks) == entries:
+        raise TraceError(
+            f"JSON, but not a trace: none of its {entries} entries is an event object",
+            source.path,
+            "expected a Chrome trace from torch.profiler (export_chrome_trace / on_trace_ready)",
+        )
+    entry_starts = [0]
+    for chunk in chunks[:-1]:
+        entry_starts.append(entry_starts[-1] + chunk.n_entries)
+    spans = [(bounds[i], chunks[i].end) for i in range(len(chunks))]
+    report("build", 0.85)
+    trace = build_trace(
+        chunks,
+        entry_starts,
+        span.metadata,
+        span.warnings,
+        source.path,
+        ChunkedArgs(source.text, spans, entry_starts),
+    )
+    if not span.closed and not any("cut short" in w for w in trace.warnings):
+        trace.warnings.append(
+            "the event list has no closing ']' (allowed by the Trace Event Format); "
+            "every event was read"
+        )
     report("done", 1.0)
     return trace
+
+
+def _decode_all(
+    source: Source,
+    span: EventsSpan,
+    bounds: list[int],
+    workers: int | None,
+    report: Progress,
+) -> list[Chunk]:
+    n = len(bounds) - 1
+    jobs = [(bounds[i], bounds[i + 1], i == n - 1, not span.closed) for i in range(n)]
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4)
+    big = span.end - span.begin >= PARALLEL_MIN_BYTES
+    try:
+        if workers > 1 and big and n > 1 and _can_fork():
+            return _decode_parallel(source, jobs, workers, report)
+        chunks = []
+        for k, (lo, hi, last, open_end) in enumerate(jobs):
+            chunks.append(decode_chunk(source.text, lo, hi, last, source.path, open_end))
+            report("decode", 0.05 + 0.8 * (k + 1) / n)
+        return chunks
+    except TraceError:
+        if n == 1:
+            raise
+    # A cut landed inside a string (or the file is malformed): decode as one chunk.
+    return [decode_chunk(source.text, bounds[0], bounds[-1], True, source.path, not span.closed)]
+
+
+_SHARED: Source | None = None  # the source, inherited by forked workers (never pickled)
+
+
+def _decode_in_worker(job: tuple[int, int, bool, bool]) -> Chunk:
+    assert _SHARED is not None
+    lo, hi, last, open_end = job
+    return decode_chunk(_SHARED.text, lo, hi, last, _SHARED.path, open_end)
+
+
+def _decode_parallel(
+    source: Source, jobs: list[tuple[int, int, bool, bool]], workers: int, report: Progress
+) -> list[Chunk]:
+    global _SHARED
+    _SHARED = source
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            chunks = []
+            for k, chunk in enumerate(pool.map(_decode_in_worker, jobs)):
+                chunks.append(chunk)
+                report("decode", 0.05 + 0.8 * (k + 1) / len(jobs))
+            return chunks
+    finally:
+        _SHARED = None
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()

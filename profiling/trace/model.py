@@ -13,10 +13,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 import numpy as np
+
+
+class ArgsSource(Protocol):
+    """Reads the ``args`` of entries of the file's event list, by entry index."""
+
+    def args(self, entry: int) -> dict[str, Any]: ...
+
+    def args_many(self, entries: list[int]) -> list[dict[str, Any]]: ...
+
 
 NO_ID = -1
 """Value of an integer id column (correlation, external id, stream...) that is absent."""
@@ -104,14 +113,18 @@ class Trace:
     external_id: np.ndarray  # int64, args["External id"]; NO_ID if absent
     stream: np.ndarray  # int64, args.stream for device events; NO_ID if absent
     source_index: np.ndarray  # int64, position in the file's event list
-    args_offset: np.ndarray  # int64 into args_blob; args_len 0 means no args
-    args_len: np.ndarray  # int32
-    args_blob: bytes
     lanes: list[Lane]
     lane_start: np.ndarray  # int64, len(lanes) + 1 boundaries into the rows
     groups: list[Group]
     metadata: dict[str, Any]  # top-level keys of the file other than traceEvents
     warnings: list[str] = field(default_factory=list)
+    # Where ``args`` come from.  A loaded trace reads them lazily from the file
+    # (``args_source``); a trace built in memory (tests, synthetic data) may give
+    # them as one blob of JSON objects with per-row offsets instead.
+    args_source: ArgsSource | None = None
+    args_offset: np.ndarray | None = None  # int64 into args_blob
+    args_len: np.ndarray | None = None  # int32; 0 means no args
+    args_blob: bytes = b""
 
     # ---- small, readable accessors (the columns are the fast path) ----
 
@@ -129,12 +142,20 @@ class Trace:
 
     def args(self, row: int) -> dict[str, Any]:
         """The event's ``args`` object, decoded on demand (never kept per event)."""
-        n = int(self.args_len[row])
-        if n == 0:
+        if self.args_source is not None:
+            return self.args_source.args(int(self.source_index[row]))
+        if self.args_len is None or self.args_offset is None or int(self.args_len[row]) == 0:
             return {}
         off = int(self.args_offset[row])
-        value = msgspec.json.decode(self.args_blob[off : off + n])
+        value = msgspec.json.decode(self.args_blob[off : off + int(self.args_len[row])])
         return value if isinstance(value, dict) else {"args": value}
+
+    def args_of(self, rows: Any) -> list[dict[str, Any]]:
+        """``args`` of many rows at once (cheaper than one by one for loaded traces)."""
+        rows = [int(r) for r in rows]
+        if self.args_source is not None:
+            return self.args_source.args_many([int(self.source_index[r]) for r in rows])
+        return [self.args(r) for r in rows]
 
     def lane_rows(self, lane: int) -> slice:
         return slice(int(self.lane_start[lane]), int(self.lane_start[lane + 1]))

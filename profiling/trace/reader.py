@@ -1,21 +1,25 @@
-"""Path -> bytes of JSON text: checks the path, undoes gzip, rejects what is not text.
+"""Path -> ``Source``: the trace's JSON text, mapped (plain files) or decompressed (gzip).
 
 Everything here turns an OS or codec failure into one ``TraceError`` line that
-says what is wrong and what to do.  The file is only ever opened for reading.
+says what is wrong and what to do.  Files are only ever opened for reading; a
+plain file is memory-mapped so its pages cost nothing until they are parsed, and
+the lazy ``args`` reader can come back to them later.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import stat
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from profiling.errors import TraceError
 
 GZIP_MAGIC = b"\x1f\x8b"
 _BOMS = {
-    b"\xef\xbb\xbf": None,  # UTF-8 BOM: harmless, stripped
+    b"\xef\xbb\xbf": None,  # UTF-8 BOM: harmless, skipped
     b"\xff\xfe\x00\x00": "UTF-32",
     b"\x00\x00\xfe\xff": "UTF-32",
     b"\xff\xfe": "UTF-16",
@@ -23,8 +27,20 @@ _BOMS = {
 }
 
 
-def check_path(path: str | os.PathLike[str]) -> Path:
-    """The path as a regular, readable file, or a TraceError saying why not."""
+@dataclass
+class Source:
+    """The JSON text of one trace and the identity of the file it came from."""
+
+    path: str
+    text: bytes | mmap.mmap  # the JSON text (decompressed when the file is gzip)
+    start: int  # first byte of the JSON text within ``text`` (after a BOM)
+    size: int  # bytes on disk
+    mtime_ns: int
+    gzipped: bool
+
+
+def check_path(path: str | os.PathLike[str]) -> os.stat_result:
+    """stat() of a regular, readable file, or a TraceError saying why not."""
     p = Path(path)
     where = str(path)
     try:
@@ -45,43 +61,59 @@ def check_path(path: str | os.PathLike[str]) -> Path:
         )
     if not os.access(p, os.R_OK):
         raise TraceError("permission denied", where, "check the file's permissions")
-    return p
+    return st
 
 
-def read_trace_bytes(path: str | os.PathLike[str]) -> tuple[bytes, int, list[str]]:
-    """Read the file and undo gzip (by magic bytes, not the name).
-
-    Returns (json_bytes, size_on_disk, warnings).
-    """
-    p = check_path(path)
-    where = str(path)
+def open_source(path: str | os.PathLike[str]) -> Source:
+    """Open a trace file for decoding: map it, or decompress it if it is gzip."""
+    st = check_path(path)
+    where = os.fspath(path)
+    text: bytes | mmap.mmap
     try:
-        raw = p.read_bytes()
+        with open(path, "rb") as f:
+            head = f.read(4)
+            if head[:2] == GZIP_MAGIC:
+                f.seek(0)
+                text = gunzip(f.read(), where)
+            elif st.st_size == 0:
+                text = b""
+            else:
+                text = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except PermissionError:
         raise TraceError("permission denied", where, "check the file's permissions") from None
     except OSError as exc:
         raise TraceError(f"cannot read ({exc.strerror or exc})", where, "check the file") from None
-    size = len(raw)
-    warnings: list[str] = []
-    if raw[:2] == GZIP_MAGIC:
-        raw = gunzip(raw, where)
-    if not raw.strip():
-        raise TraceError(
-            "file is empty" if size == 0 else "file holds only whitespace",
-            where,
-            "the profiler may have stopped before writing; capture the trace again",
-        )
+    start = _check_text(text, where, st.st_size)
+    return Source(where, text, start, st.st_size, st.st_mtime_ns, head[:2] == GZIP_MAGIC)
+
+
+def _check_text(text: bytes | mmap.mmap, where: str, size: int) -> int:
+    """Reject empty and non-UTF-8 text; return where the JSON starts (after a BOM)."""
+    head = bytes(text[:4])
     for bom, encoding in _BOMS.items():
-        if raw.startswith(bom):
+        if head.startswith(bom):
             if encoding is None:
-                raw = raw[len(bom) :]
-                break
+                return len(bom)
             raise TraceError(
                 f"file is {encoding} text; traces are UTF-8",
                 where,
                 f"convert it, e.g. iconv -f {encoding} -t UTF-8",
             )
-    return raw, size, warnings
+    if len(text) == 0 or not _has_non_space(text):
+        raise TraceError(
+            "file is empty" if size == 0 else "file holds only whitespace",
+            where,
+            "the profiler may have stopped before writing; capture the trace again",
+        )
+    return 0
+
+
+def _has_non_space(text: bytes | mmap.mmap) -> bool:
+    step = 1 << 20
+    for pos in range(0, len(text), step):
+        if bytes(text[pos : pos + step]).strip():
+            return True
+    return False
 
 
 def gunzip(data: bytes, where: str) -> bytes:

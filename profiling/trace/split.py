@@ -1,0 +1,165 @@
+"""Find the event list inside the JSON text and cut it into chunks of whole events.
+
+Chunks let a big trace be decoded a piece at a time (bounded memory), on both
+cores, and let one event's ``args`` be found again later by re-reading only its
+chunk.  A cut is placed between two events (``}`` ``,`` ``{``); if a cut ever
+lands inside a string, that chunk fails to decode and the caller falls back to
+one chunk, so a heuristic cut can cost time but never correctness.
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from profiling.errors import TraceError
+
+CHUNK_BYTES = 16 << 20
+_BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
+_TRACE_HINT = "expected a Chrome trace from torch.profiler (export_chrome_trace / on_trace_ready)"
+
+
+@dataclass
+class EventsSpan:
+    """Where the event list's items lie in the text: ``text[begin:end]`` (no brackets)."""
+
+    begin: int
+    end: int
+    closed: bool  # the list had its closing ']' (else: cut short, or the open array form)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def find_events(text: bytes | mmap.mmap, start: int, where: str) -> EventsSpan:
+    """Locate the event list of an object-form or bare-array-form trace."""
+    first = _first_non_space(text, start)
+    opener = bytes(text[first : first + 1])
+    if opener == b"[":
+        return _array_span(text, first)
+    if opener == b"{":
+        return _object_span(text, first, where)
+    _raise_not_a_trace(text, first, where)
+    raise AssertionError("unreachable")
+
+
+def _first_non_space(text: bytes | mmap.mmap, pos: int) -> int:
+    while pos < len(text) and text[pos : pos + 1] in (b" ", b"\t", b"\n", b"\r"):
+        pos += 1
+    return pos
+
+
+def _array_span(text: bytes | mmap.mmap, first: int) -> EventsSpan:
+    end = len(text)
+    while end > first + 1 and text[end - 1 : end] in (b" ", b"\t", b"\n", b"\r", b"\x00"):
+        end -= 1
+    closed = text[end - 1 : end] == b"]"
+    return EventsSpan(first + 1, end - 1 if closed else end, closed)
+
+
+def _object_span(text: bytes | mmap.mmap, first: int, where: str) -> EventsSpan:
+    try:
+        view = memoryview(text)[first:] if first else text
+        top = msgspec.json.decode(view, type=dict[str, msgspec.Raw])
+    except msgspec.ValidationError:
+        raise TraceError("JSON, but not a trace (odd top-level keys)", where, _TRACE_HINT) from None
+    except msgspec.DecodeError as exc:
+        if "truncated" not in str(exc):
+            raise_malformed(exc, where)
+        return _truncated_object_span(text, first, where)
+    if "traceEvents" not in top:
+        keys = ", ".join(sorted(top)[:5]) or "none"
+        raise TraceError(
+            f"JSON, but not a trace: no 'traceEvents' list (top-level keys: {keys})",
+            where,
+            _TRACE_HINT,
+        )
+    events = top.pop("traceEvents")
+    span = EventsSpan(0, 0, True)
+    for key, raw in top.items():
+        try:
+            span.metadata[key] = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            span.warnings.append(f"top-level key {key!r} could not be decoded and was ignored")
+    begin = offset_in(events, text)
+    body = bytes(memoryview(events)[:1])
+    if body != b"[":
+        raise TraceError("JSON, but 'traceEvents' is not a list", where, _TRACE_HINT)
+    span.begin, span.end = begin + 1, begin + len(events) - 1
+    return span
+
+
+def _truncated_object_span(text: bytes | mmap.mmap, first: int, where: str) -> EventsSpan:
+    """An object-form file cut short: metadata before ``traceEvents``, then its items."""
+    key = text.find(b'"traceEvents"', first)
+    if key < 0:
+        raise TraceError(
+            "file ends early, before any 'traceEvents' list", where, "capture the trace again"
+        )
+    bracket = text.find(b"[", key)
+    if bracket < 0:
+        raise TraceError("file ends early, inside 'traceEvents'", where, "capture it again")
+    span = EventsSpan(bracket + 1, len(text), False)
+    head = bytes(text[first:key]).rstrip().rstrip(b",")
+    if head.strip() != b"{":
+        try:
+            value = msgspec.json.decode(head + b"}")
+            if isinstance(value, dict):
+                span.metadata = value
+        except msgspec.DecodeError:
+            span.warnings.append("the top-level keys before 'traceEvents' could not be read")
+    return span
+
+
+def offset_in(raw: msgspec.Raw | bytes, text: bytes | mmap.mmap) -> int:
+    """Byte offset of a zero-copy view (a msgspec.Raw) within the buffer it views."""
+    inner = np.frombuffer(raw, dtype=np.uint8)
+    outer = np.frombuffer(text, dtype=np.uint8)
+    offset = inner.ctypes.data - outer.ctypes.data
+    if not 0 <= offset <= len(text):
+        raise ValueError("view is not inside the buffer")
+    return int(offset)
+
+
+def chunk_bounds(text: bytes | mmap.mmap, span: EventsSpan, size: int = CHUNK_BYTES) -> list[int]:
+    """Cut points ``b0 < b1 < ... < bn`` with each ``text[bi:bi+1]`` a chunk of whole events.
+
+    The first chunk starts at ``span.begin``, the last ends at ``span.end``; every
+    inner cut is the position of a ``{`` that starts an event.
+    """
+    bounds = [span.begin]
+    target = span.begin + size
+    while target < span.end - size // 4:
+        match = _BETWEEN_EVENTS.search(text, target, min(span.end, target + size))
+        if match is None:
+            break
+        bounds.append(match.end() - 1)
+        target = match.end() - 1 + size
+    bounds.append(span.end)
+    return bounds
+
+
+def raise_malformed(exc: msgspec.DecodeError, where: str) -> None:
+    message = str(exc)
+    if "UTF-8" in message or "utf-8" in message:
+        raise TraceError(
+            "not valid UTF-8 text", where, "convert the file to UTF-8 (e.g. with iconv)"
+        ) from None
+    detail = message.replace("JSON is malformed: ", "")
+    raise TraceError(f"not valid JSON ({detail})", where, _TRACE_HINT) from None
+
+
+def _raise_not_a_trace(text: bytes | mmap.mmap, first: int, where: str) -> None:
+    try:
+        value = msgspec.json.decode(memoryview(text)[first:])
+    except msgspec.DecodeError:
+        snippet = bytes(text[first : first + 8])
+        what = f"not JSON (byte {first} starts {snippet!r})"
+        raise TraceError(what, where, _TRACE_HINT) from None
+    raise TraceError(
+        f"JSON, but not a trace (the top level is a {type(value).__name__})", where, _TRACE_HINT
+    )
