@@ -12,10 +12,12 @@ from __future__ import annotations
 import bisect
 import mmap
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
+from profiling.errors import TraceError
 from profiling.trace.decode import chunk_entries
 
 
@@ -23,8 +25,13 @@ class ChunkedArgs:
     """``args`` by entry index, from the text of a loaded trace."""
 
     def __init__(
-        self, text: bytes | mmap.mmap, spans: list[tuple[int, int]], entry_starts: list[int]
+        self,
+        text: bytes | mmap.mmap | Callable[[], bytes | mmap.mmap],
+        spans: list[tuple[int, int]],
+        entry_starts: list[int],
     ) -> None:
+        # A callable opens the text on first use (a trace reopened from the cache
+        # never maps or decompresses its file unless args are asked for).
         self._text = text
         self._spans = spans  # (lo, hi) bytes of each chunk
         self._entry_starts = entry_starts  # index of each chunk's first entry
@@ -47,8 +54,10 @@ class ChunkedArgs:
         if raws is None:
             lo, hi = self._spans[k]
             try:
+                if callable(self._text):
+                    self._text = self._text()
                 raws = chunk_entries(self._text, lo, hi)
-            except (msgspec.DecodeError, ValueError):
+            except (msgspec.DecodeError, ValueError, OSError, TraceError):
                 raws = []  # the file changed under us; show no args rather than wrong ones
             self._cache[k] = raws
             while len(self._cache) > 4:

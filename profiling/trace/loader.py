@@ -12,13 +12,15 @@ import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 from profiling.errors import TraceError
 from profiling.trace.args import ChunkedArgs
+from profiling.trace.cache import MIN_CACHE_BYTES, read_cache, write_cache
 from profiling.trace.columns import build_trace
 from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.model import Trace
-from profiling.trace.reader import Source, open_source
+from profiling.trace.reader import Source, check_path, open_source
 from profiling.trace.split import EventsSpan, chunk_bounds, find_events
 
 Progress = Callable[[str, float], None]
@@ -33,15 +35,43 @@ def load_trace(
     *,
     progress: Progress | None = None,
     workers: int | None = None,
+    use_cache: bool = True,
+    min_cache_bytes: int = MIN_CACHE_BYTES,
 ) -> Trace:
     """Load a Chrome/Kineto trace (.json or gzip, object or bare-array form).
 
     Raises ``TraceError`` (one line: what, where, what to do) for anything that
     is not a readable trace.  Repairs it made (a file cut short, events of the
-    wrong types) are listed in ``Trace.warnings``.  The file is never written.
+    wrong types) are listed in ``Trace.warnings``.  The file is never written;
+    traces of ``min_cache_bytes`` or more get a sidecar index (see ``cache``)
+    that the next load maps instead of parsing, unless ``use_cache`` is False.
     """
     report = progress or (lambda stage, fraction: None)
     report("read", 0.0)
+    st = check_path(path)
+    cacheable = use_cache and st.st_size >= min_cache_bytes
+    cache_warnings: list[str] = []
+    if cacheable:
+        hit = read_cache(Path(path), cache_warnings)
+        if hit is not None:
+            trace, meta = hit
+            trace.args_source = ChunkedArgs(
+                lambda: open_source(path).text, meta.chunk_spans, meta.entry_starts
+            )
+            report("done", 1.0)
+            return trace
+    trace, spans, entry_starts, gzipped = _parse(path, report, workers)
+    if cacheable:
+        write_cache(trace, Path(path), spans, entry_starts, gzipped)
+    trace.warnings.extend(cache_warnings)  # about this open only: not stored in the index
+    report("done", 1.0)
+    return trace
+
+
+def _parse(
+    path: str | os.PathLike[str], report: Progress, workers: int | None
+) -> tuple[Trace, list[tuple[int, int]], list[int], bool]:
+    """Parse the file itself: the model, plus where its chunks lie (for args and cache)."""
     source = open_source(path)
     span = find_events(source.text, source.start, source.path)
     bounds = chunk_bounds(source.text, span)
@@ -72,8 +102,7 @@ def load_trace(
             "the event list has no closing ']' (allowed by the Trace Event Format); "
             "every event was read"
         )
-    report("done", 1.0)
-    return trace
+    return trace, spans, entry_starts, source.gzipped
 
 
 def _decode_all(

@@ -1,0 +1,120 @@
+"""The sidecar index: same model when reopened, never stale, rebuilt when damaged."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profiling.trace.cache import SUFFIX, cache_dirs
+from profiling.trace.loader import load_trace
+from tests.test_trace_loader import EVENTS
+
+COLUMNS = ("ts_ns", "dur_ns", "name_id", "cat_id", "kind", "ph", "lane", "depth",
+           "correlation", "external_id", "stream", "source_index", "lane_start")
+
+
+def many_events(copies: int) -> list[dict]:
+    body = [e for e in EVENTS if e["ph"] != "M"]
+    out = [e for e in EVENTS if e["ph"] == "M"]
+    for k in range(copies):
+        for e in body:
+            shifted = dict(e, ts=e["ts"] + k * 1000.0)
+            out.append(shifted)
+    return out
+
+
+@pytest.fixture
+def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "user-cache"
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(folder))
+    return folder
+
+
+def assert_same(a, b) -> None:
+    for column in COLUMNS:
+        assert np.array_equal(getattr(a, column), getattr(b, column)), column
+    assert a.strings == b.strings and a.n_entries == b.n_entries
+    assert [vars(x) for x in a.lanes] == [vars(x) for x in b.lanes]
+    assert [vars(x) for x in a.groups] == [vars(x) for x in b.groups]
+    assert a.metadata == b.metadata and a.warnings == b.warnings
+    for row in range(0, len(a), max(1, len(a) // 17)):
+        assert a.args(row) == b.args(row)
+
+
+def test_reopen_maps_the_same_model(write_trace, user_cache):
+    path = write_trace(many_events(50), schemaVersion=1)
+    first = load_trace(path, min_cache_bytes=0)
+    assert path.with_name(path.name + SUFFIX).is_dir()
+    second = load_trace(path, min_cache_bytes=0)
+    assert isinstance(second.ts_ns, np.memmap)  # mapped, not parsed
+    assert_same(first, second)
+    assert_same(first, load_trace(path, use_cache=False))
+
+
+def test_a_changed_file_is_never_read_stale(write_trace, user_cache):
+    path = write_trace(many_events(5))
+    load_trace(path, min_cache_bytes=0)
+    doc = json.loads(path.read_text())
+    doc["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "added", "pid": 10,
+                               "tid": 11, "ts": 99999.0, "dur": 1.0})
+    path.write_text(json.dumps(doc))
+    os.utime(path, ns=(1, 1))  # even with an old mtime the content hash differs
+    trace = load_trace(path, min_cache_bytes=0)
+    assert "added" in trace.strings
+
+
+def test_damaged_cache_is_reported_ignored_and_rebuilt(write_trace, user_cache):
+    path = write_trace(many_events(5))
+    good = load_trace(path, min_cache_bytes=0)
+    folder = path.with_name(path.name + SUFFIX)
+    (folder / "ts_ns.npy").write_bytes(b"not numpy")
+    damaged = load_trace(path, min_cache_bytes=0)
+    assert any("damaged cache" in w for w in damaged.warnings)
+    assert np.array_equal(damaged.ts_ns, good.ts_ns)
+    assert_same(good, load_trace(path, min_cache_bytes=0))  # rebuilt and valid again
+
+
+def test_unwritable_place_beside_uses_the_user_cache(write_trace, user_cache):
+    path = write_trace(many_events(5))
+    # A plain file where the sidecar folder would go: the folder cannot be made
+    # there (as with a read-only folder, which root could write anyway).
+    blocker = path.with_name(path.name + SUFFIX)
+    blocker.write_text("in the way")
+    first = load_trace(path, min_cache_bytes=0)
+    assert blocker.read_text() == "in the way"
+    assert (cache_dirs(path)[1] / "meta.json").is_file()
+    assert_same(first, load_trace(path, min_cache_bytes=0))
+
+
+def test_no_cache_writes_nothing(write_trace, user_cache):
+    path = write_trace(many_events(5))
+    load_trace(path, use_cache=False, min_cache_bytes=0)
+    assert not any(d.exists() for d in cache_dirs(path))
+
+
+def test_small_traces_are_not_cached_by_default(write_trace, user_cache):
+    path = write_trace(many_events(2))
+    load_trace(path)
+    assert not any(d.exists() for d in cache_dirs(path))
+
+
+def test_gzip_trace_reopened_reads_args_lazily(write_trace, user_cache):
+    path = write_trace(many_events(20), name="t.json.gz", gz=True)
+    first = load_trace(path, min_cache_bytes=0)
+    second = load_trace(path, min_cache_bytes=0)
+    assert_same(first, second)
+
+
+def test_read_only_folder_is_left_alone_even_for_root(write_trace, user_cache):
+    path = write_trace(many_events(5))
+    os.chmod(path.parent, 0o555)
+    try:
+        load_trace(path, min_cache_bytes=0)
+        assert not [p for p in path.parent.iterdir() if SUFFIX in p.name or "tmp" in p.name]
+        assert (cache_dirs(path)[0] / "meta.json").is_file()
+    finally:
+        os.chmod(path.parent, 0o755)
