@@ -80,9 +80,9 @@ def test_bundled_kernel_has_the_kernels_layout() -> None:
     assert Metadata.read_from_file(variant / "metadata.json").id == meta["id"]
 
 
-def _fake_cpu_kernel(root: Path) -> Path:
-    """A kernel folder whose only build variant runs on this CPU machine."""
-    variant = root / "build" / "torch-cpu"
+def _fake_kernel(root: Path) -> Path:
+    """A kernel folder in the 'universal' variant, which ``kernels`` accepts on any backend."""
+    variant = root / "build" / "torch-universal"
     variant.mkdir(parents=True)
     (variant / "metadata.json").write_text(json.dumps({
         "name": "fake-flash", "id": "_fake_flash_test", "version": 1, "license": "MIT",
@@ -97,7 +97,7 @@ def _fake_cpu_kernel(root: Path) -> Path:
 def test_local_folder_loads_with_get_local_kernel(tmp_path: Path) -> None:
     pytest.importorskip("kernels")
     pytest.importorskip("torch")
-    folder = _fake_cpu_kernel(tmp_path / "fake")
+    folder = _fake_kernel(tmp_path / "fake")
     module, source = kernel_source.load_flash_kernel(str(folder))
     assert module.flash_attn_func(1, 2, 3) == 1
     assert source.how == "kernels.get_local_kernel"
@@ -108,7 +108,7 @@ def test_unreachable_hub_falls_back_to_bundled_through_local_kernels(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("kernels")
     pytest.importorskip("torch")
-    folder = _fake_cpu_kernel(tmp_path / "bundled")
+    folder = _fake_kernel(tmp_path / "bundled")
     monkeypatch.setattr(kernel_source, "bundled_kernel_dir", lambda: folder)
     monkeypatch.setattr(kernel_source, "hub_reachable", lambda: "no network (test)")
     monkeypatch.delenv("LOCAL_KERNELS", raising=False)

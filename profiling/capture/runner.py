@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -142,13 +143,16 @@ def profile_steps(forward: Callable[[], Any], config: CaptureConfig) -> Any:
     if config.device == "cuda":
         activities.append(ProfilerActivity.CUDA)
     plan = schedule(wait=config.wait, warmup=config.warmup, active=config.active, repeat=1)
-    with profile(activities=activities, schedule=plan, record_shapes=True) as prof:
-        for _ in range(config.steps):
-            with record_function(REGION):
-                forward()
-            if config.device == "cuda":
-                torch.cuda.synchronize()
-            prof.step()
+    with warnings.catch_warnings():
+        # torch warns that events do not accumulate across cycles; there is one cycle.
+        warnings.filterwarnings("ignore", message=".*Profiler clears events at the end")
+        with profile(activities=activities, schedule=plan, record_shapes=True) as prof:
+            for _ in range(config.steps):
+                with record_function(REGION):
+                    forward()
+                if config.device == "cuda":
+                    torch.cuda.synchronize()
+                prof.step()
     return prof
 
 
