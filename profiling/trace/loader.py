@@ -20,7 +20,7 @@ from profiling.trace.cache import MIN_CACHE_BYTES, read_cache, write_cache
 from profiling.trace.columns import build_trace
 from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.model import Trace
-from profiling.trace.reader import Source, check_path, open_source
+from profiling.trace.reader import Source, check_path, open_source, release_pages
 from profiling.trace.split import EventsSpan, chunk_bounds, find_events
 
 Progress = Callable[[str, float], None]
@@ -74,6 +74,7 @@ def _parse(
     """Parse the file itself: the model, plus where its chunks lie (for args and cache)."""
     source = open_source(path)
     span = find_events(source.text, source.start, source.path)
+    release_pages(source.text, 0, len(source.text))  # the scan touched every page
     bounds = chunk_bounds(source.text, span)
     report("decode", 0.05)
     chunks = _decode_all(source, span, bounds, workers, report)
@@ -123,6 +124,7 @@ def _decode_all(
         chunks = []
         for k, (lo, hi, last, open_end) in enumerate(jobs):
             chunks.append(decode_chunk(source.text, lo, hi, last, source.path, open_end))
+            release_pages(source.text, lo, hi)
             report("decode", 0.05 + 0.8 * (k + 1) / n)
         return chunks
     except TraceError:
@@ -138,7 +140,9 @@ _SHARED: Source | None = None  # the source, inherited by forked workers (never 
 def _decode_in_worker(job: tuple[int, int, bool, bool]) -> Chunk:
     assert _SHARED is not None
     lo, hi, last, open_end = job
-    return decode_chunk(_SHARED.text, lo, hi, last, _SHARED.path, open_end)
+    chunk = decode_chunk(_SHARED.text, lo, hi, last, _SHARED.path, open_end)
+    release_pages(_SHARED.text, lo, hi)
+    return chunk
 
 
 def _decode_parallel(

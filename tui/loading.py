@@ -1,0 +1,40 @@
+"""Loading a trace for a headless command: the cache switch and a progress bar.
+
+The bar goes to stderr, only when stderr is a terminal and the file is big
+enough to make someone wait, so pipes and ``--json`` output stay clean.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from profiling.trace import Trace, load_trace
+
+PROGRESS_MIN_BYTES = 4 << 20
+
+_STAGES = {"read": "reading", "decode": "decoding", "build": "building", "done": "done"}
+
+
+def load_for_command(path: str, args: Any = None) -> Trace:
+    """``load_trace`` with ``--no-cache`` honoured and a progress bar for big files."""
+    use_cache = not getattr(args, "no_cache", False)
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # load_trace reports the real problem
+    if size < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        return load_trace(path, use_cache=use_cache)
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"{os.path.basename(path)}: reading", total=1.0)
+
+        def report(stage: str, fraction: float) -> None:
+            label = _STAGES.get(stage, stage)
+            bar.update(task, completed=fraction, description=f"{os.path.basename(path)}: {label}")
+
+        return load_trace(path, use_cache=use_cache, progress=report)
