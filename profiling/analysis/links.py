@@ -1,0 +1,293 @@
+"""GPU event <-> the host call that launched it <-> the CPU op around that call.
+
+Kineto gives every kernel, memcpy and memset the CUPTI/roctracer ``correlation``
+of the runtime or driver call that enqueued it (cudaLaunchKernel,
+cuLaunchKernelEx, cudaMemcpyAsync, hipLaunchKernel, ...), so the launch is a
+join on that id, whatever the API is called.  Flow events (``ac2g``; ``async``
+and ``async_gpu`` in old traces) say the same thing and are used only for GPU
+events the correlation join left unlinked.  The op that launched an event is
+the innermost ``cpu_op`` / ``user_annotation`` on the launch's thread that is
+open when the call starts.
+
+A GPU event whose call is not in the trace (it was enqueued before the
+profiling window opened, typically) is an *orphan*; they are reported, not
+guessed at.
+
+Both directions are answered: ``Links.launch``/``Links.op`` go GPU -> CPU, and
+``Links.launched_by_row``/``Links.launched_in`` go from a runtime call or an op
+to the GPU rows it launched, which is what the TUI uses to jump across.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from profiling.analysis.nesting import Nesting, innermost_containing, nest
+from profiling.trace.model import GPU_KINDS, NO_ID, Kind, LaneKind, Trace
+
+FLOW_CATEGORIES = frozenset({"ac2g", "async_gpu", "async"})
+"""Flow categories that draw a launch -> GPU event arrow (not ``fwdbwd``)."""
+
+
+class LinkSource(IntEnum):
+    """How a GPU event was tied to its launch."""
+
+    NONE = 0
+    CORRELATION = 1
+    FLOW = 2
+
+
+@dataclass(frozen=True)
+class Links:
+    """Launch links of every GPU event (kernel, memcpy, memset) in a trace.
+
+    Per-row columns (length ``len(trace)``, -1 where not applicable):
+      ``launch[r]``: the runtime/driver row that enqueued GPU row ``r``;
+      ``op[r]``: the innermost cpu_op/user_annotation row around that launch;
+      ``source[r]``: a ``LinkSource``.
+    ``gpu_rows`` holds every GPU row, ``orphans`` those with no launch.
+    ``by_launch`` holds the linked GPU rows ordered by (launch lane, launch
+    start, GPU start), so "everything launched from lane L between t0 and t1"
+    is one contiguous slice of it (see ``launched_in``).
+    """
+
+    launch: np.ndarray
+    op: np.ndarray
+    source: np.ndarray
+    gpu_rows: np.ndarray
+    orphans: np.ndarray
+    by_launch: np.ndarray
+    by_launch_lane: np.ndarray  # lane of each by_launch entry's launch
+    by_launch_ts: np.ndarray  # launch start (ns) of each by_launch entry
+
+    def launched_by(self, row: int) -> int | None:
+        """The runtime/driver row that launched GPU row ``row`` (None if unknown)."""
+        r = int(self.launch[row])
+        return r if r >= 0 else None
+
+    def enclosing_op(self, row: int) -> int | None:
+        """The cpu_op/user_annotation row the launch of GPU row ``row`` sat in."""
+        r = int(self.op[row])
+        return r if r >= 0 else None
+
+    def launched_by_row(self, row: int) -> np.ndarray:
+        """GPU rows launched by exactly this runtime/driver row, in GPU start order."""
+        return self.gpu_rows[self.launch[self.gpu_rows] == row]
+
+    def launch_range(
+        self, lanes: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Vectorised ``launched_in``: [lo, hi) slices of ``by_launch`` per query.
+
+        A GPU row belongs to a query (lane, start, end) when its launch is on
+        that lane and starts in [start, end).
+        """
+        lanes = np.asarray(lanes, dtype=np.int64)
+        starts = np.asarray(starts, dtype=np.int64)
+        ends = np.asarray(ends, dtype=np.int64)
+        lo = np.zeros(lanes.shape[0], dtype=np.int64)
+        hi = np.zeros(lanes.shape[0], dtype=np.int64)
+        if lanes.shape[0] == 0 or self.by_launch.shape[0] == 0:
+            return lo, hi
+        lane_lo = np.searchsorted(self.by_launch_lane, lanes, side="left")
+        lane_hi = np.searchsorted(self.by_launch_lane, lanes, side="right")
+        for lane in np.unique(lanes):
+            sel = np.flatnonzero(lanes == lane)
+            a, b = int(lane_lo[sel[0]]), int(lane_hi[sel[0]])
+            ts = self.by_launch_ts[a:b]
+            lo[sel] = a + np.searchsorted(ts, starts[sel], side="left")
+            hi[sel] = a + np.searchsorted(ts, ends[sel], side="left")
+        return lo, np.maximum(lo, hi)
+
+    def launched_in(self, trace: Trace, row: int) -> np.ndarray:
+        """GPU rows launched from inside CPU row ``row`` (an op, annotation or
+        runtime call) on its own thread, in GPU start order."""
+        lane = int(trace.lane[row])
+        start = int(trace.ts_ns[row])
+        end = start + max(int(trace.dur_ns[row]), 1)
+        lo, hi = self.launch_range(np.array([lane]), np.array([start]), np.array([end]))
+        rows = self.by_launch[int(lo[0]) : int(hi[0])]
+        return rows[np.argsort(trace.ts_ns[rows], kind="stable")]
+
+
+def category_mask(trace: Trace, names: frozenset[str]) -> np.ndarray:
+    """Rows whose category (case-insensitive) is one of ``names``."""
+    wanted = np.array([s.lower() in names for s in trace.strings], dtype=bool)
+    if wanted.shape[0] == 0:
+        return np.zeros(len(trace), dtype=bool)
+    return wanted[trace.cat_id]
+
+
+def lane_kinds(trace: Trace) -> np.ndarray:
+    """Per row: True when the row's lane is a CPU thread."""
+    cpu = np.array([lane.kind == LaneKind.CPU for lane in trace.lanes], dtype=bool)
+    if cpu.shape[0] == 0:
+        return np.zeros(len(trace), dtype=bool)
+    return cpu[trace.lane]
+
+
+def op_nesting(trace: Trace) -> tuple[np.ndarray, Nesting]:
+    """The cpu_op / user_annotation rows (in row order) and their nesting per lane."""
+    ops = np.flatnonzero((trace.kind == Kind.CPU_OP) | (trace.kind == Kind.USER_ANNOTATION))
+    start = trace.ts_ns[ops]
+    end = start + trace.dur_ns[ops]
+    return ops, nest(start, end, trace.lane[ops])
+
+
+def link_gpu_events(trace: Trace) -> Links:
+    """Link every GPU event to its launch (correlation first, flows second)."""
+    n = len(trace)
+    kind = trace.kind
+    is_gpu = np.isin(kind, np.array([int(k) for k in GPU_KINDS], dtype=kind.dtype))
+    gpu_rows = np.flatnonzero(is_gpu)
+    gpu_rows = gpu_rows[np.argsort(trace.ts_ns[gpu_rows], kind="stable")]
+    launch = np.full(n, -1, dtype=np.int64)
+    source = np.zeros(n, dtype=np.uint8)
+
+    runtime = np.flatnonzero(kind == Kind.RUNTIME)
+    _link_by_correlation(trace, gpu_rows, runtime, launch, source)
+    unlinked = gpu_rows[launch[gpu_rows] < 0]
+    if unlinked.shape[0]:
+        _link_by_flows(trace, unlinked, runtime, launch, source)
+
+    op = np.full(n, -1, dtype=np.int64)
+    linked = gpu_rows[launch[gpu_rows] >= 0]
+    ops, nesting = op_nesting(trace) if linked.shape[0] else (np.empty(0, np.int64), None)
+    if linked.shape[0] and ops.shape[0] and nesting is not None:
+        calls = launch[linked]
+        inner = innermost_containing(
+            trace.ts_ns[calls],
+            trace.lane[calls].astype(np.int64),
+            trace.ts_ns[ops],
+            trace.ts_ns[ops] + trace.dur_ns[ops],
+            trace.lane[ops].astype(np.int64),
+            nesting,
+        )
+        op[linked] = np.where(inner >= 0, ops[np.maximum(inner, 0)], -1)
+
+    calls = launch[linked]
+    order = np.lexsort((trace.ts_ns[linked], trace.ts_ns[calls], trace.lane[calls]))
+    by_launch = linked[order]
+    return Links(
+        launch=launch,
+        op=op,
+        source=source,
+        gpu_rows=gpu_rows,
+        orphans=gpu_rows[launch[gpu_rows] < 0],
+        by_launch=by_launch,
+        by_launch_lane=trace.lane[launch[by_launch]].astype(np.int64),
+        by_launch_ts=trace.ts_ns[launch[by_launch]],
+    )
+
+
+def _link_by_correlation(
+    trace: Trace,
+    gpu_rows: np.ndarray,
+    runtime: np.ndarray,
+    launch: np.ndarray,
+    source: np.ndarray,
+) -> None:
+    """Join GPU rows to runtime rows on ``correlation``.
+
+    Ids can repeat (several processes in one file, or an AMD trace whose
+    roctracer ids restart); then the candidate on a CPU lane with the same
+    External id that started last before the GPU event wins.
+    """
+    corr = trace.correlation
+    gpu = gpu_rows[corr[gpu_rows] != NO_ID]
+    cand = runtime[corr[runtime] != NO_ID]
+    if gpu.shape[0] == 0 or cand.shape[0] == 0:
+        return
+    cand = cand[np.argsort(corr[cand], kind="stable")]
+    keys = corr[cand]
+    lo = np.searchsorted(keys, corr[gpu], side="left")
+    hi = np.searchsorted(keys, corr[gpu], side="right")
+    single = (hi - lo) == 1
+    launch[gpu[single]] = cand[lo[single]]
+    source[gpu[single]] = LinkSource.CORRELATION
+    multi = np.flatnonzero((hi - lo) > 1)
+    if multi.shape[0] == 0:
+        return
+    on_cpu = lane_kinds(trace)
+    ext = trace.external_id
+    ts = trace.ts_ns
+    for i in multi.tolist():
+        g = int(gpu[i])
+        options = cand[lo[i] : hi[i]]
+        best = max(
+            options.tolist(),
+            key=lambda r: (
+                bool(on_cpu[r]),
+                ext[r] == ext[g] and ext[g] != NO_ID,
+                ts[r] <= ts[g],
+                -abs(int(ts[g]) - int(ts[r])),
+            ),
+        )
+        launch[g] = best
+        source[g] = LinkSource.CORRELATION
+
+
+def _link_by_flows(
+    trace: Trace,
+    unlinked: np.ndarray,
+    runtime: np.ndarray,
+    launch: np.ndarray,
+    source: np.ndarray,
+) -> None:
+    """Use launch flows (start on the runtime call, finish on the GPU event)."""
+    flows = np.flatnonzero((trace.kind == Kind.FLOW) & category_mask(trace, FLOW_CATEGORIES))
+    if flows.shape[0] == 0:
+        return
+    ph = trace.ph[flows]
+    starts = flows[ph == ord("s")]
+    finishes = flows[ph == ord("f")]
+    if starts.shape[0] == 0 or finishes.shape[0] == 0:
+        return
+    # Flow ids that start exactly once: pair each finish with that start.
+    sid, first, counts = np.unique(
+        trace.correlation[starts], return_index=True, return_counts=True
+    )
+    keep = counts == 1
+    sid, first = sid[keep], first[keep]
+    pos = np.searchsorted(sid, trace.correlation[finishes])
+    pos = np.minimum(pos, max(sid.shape[0] - 1, 0))
+    paired = (sid.shape[0] > 0) & (sid[pos] == trace.correlation[finishes])
+    if not paired.any():
+        return
+    f_rows = finishes[paired]
+    s_rows = starts[first[pos[paired]]]
+    call = _slice_at(trace, runtime, s_rows)
+    is_gpu = np.zeros(len(trace), dtype=bool)
+    is_gpu[unlinked] = True
+    gpu_candidates = np.flatnonzero(np.isin(trace.kind, [int(k) for k in GPU_KINDS]))
+    target = _slice_at(trace, gpu_candidates, f_rows)
+    ok = (call >= 0) & (target >= 0)
+    call, target = call[ok], target[ok]
+    ok = is_gpu[target] & (launch[target] < 0)
+    launch[target[ok]] = call[ok]
+    source[target[ok]] = LinkSource.FLOW
+
+
+def _slice_at(trace: Trace, candidates: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """For each flow row, the candidate slice on its lane that is open at its time."""
+    out = np.full(points.shape[0], -1, dtype=np.int64)
+    if candidates.shape[0] == 0:
+        return out
+    lane = trace.lane
+    cand_lane = lane[candidates]
+    for ln in np.unique(lane[points]):
+        sel = np.flatnonzero(lane[points] == ln)
+        mine = candidates[cand_lane == ln]
+        if mine.shape[0] == 0:
+            continue
+        ts = trace.ts_ns[mine]
+        t = trace.ts_ns[points[sel]]
+        pos = np.searchsorted(ts, t, side="right") - 1
+        found = pos >= 0
+        rows = mine[np.maximum(pos, 0)]
+        open_ = found & (trace.ts_ns[rows] + trace.dur_ns[rows] >= t)
+        out[sel[open_]] = rows[open_]
+    return out

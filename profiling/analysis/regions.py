@@ -1,0 +1,264 @@
+"""Regions: every ``record_function`` annotation, its instances and their GPU work.
+
+A region is a name (``attn_fwd``, ``ProfilerStep#3``, any user name); an
+instance is one annotation slice on one CPU thread.  Its GPU events are those
+*launched* from inside its CPU range on its own thread (the launching runtime
+call starts in [start, end) on the same lane, by ``Links``), not those that
+merely run during it on the GPU: a kernel enqueued inside ``attn_fwd`` belongs
+to it even when it runs long after the CPU has left.  The GPU-side
+``gpu_user_annotation`` (same ``External id``) is kept as a cross-check only.
+
+``ProfilerStep#N`` are grouped as torch's ``key_averages`` groups them: every
+step's own name stays its instance's ``name`` (so ``kernels --region
+ProfilerStep#3`` shows that one step) while the group key ``ProfilerStep*``
+gathers all steps (the summary row, and ``--region ProfilerStep*``).  Old
+traces spell steps as ``cpu_op``/``Operator`` slices; those count too.
+
+Everything is vectorised over instances: a region's GPU events are one slice
+of ``Links.by_launch`` and its totals are differences of cumulative sums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from profiling.analysis.links import Links
+from profiling.analysis.ranges import concat_ranges, range_owner
+from profiling.trace.model import NO_ID, Kind, Trace
+
+STEP_PREFIX = "ProfilerStep#"
+STEP_GROUP = "ProfilerStep*"
+
+
+def group_name(name: str) -> str:
+    """The summary key of a region name (``ProfilerStep#N`` -> ``ProfilerStep*``)."""
+    return STEP_GROUP if name.startswith(STEP_PREFIX) else name
+
+
+@dataclass(frozen=True)
+class RegionInstance:
+    """One annotation slice and the GPU events launched from inside it.
+
+    ``index`` counts instances of the same group in CPU start order (0-based).
+    Times are integer ns on the trace's clock; ``device_ns`` sums the durations
+    of the GPU events (overlaps on several streams are counted in full), and
+    ``gpu_start_ns``/``gpu_end_ns`` span them (-1 when there are none).
+    ``gpu_annotation_ns`` is the duration of the matching gpu_user_annotation,
+    or -1 when the trace has none.
+    """
+
+    name: str
+    group: str
+    index: int
+    row: int
+    lane: int
+    start_ns: int
+    end_ns: int
+    device_ns: int
+    kernels: int
+    memcpys: int
+    memsets: int
+    gpu_start_ns: int
+    gpu_end_ns: int
+    gpu_annotation_ns: int
+    launch_lo: int  # slice of Links.by_launch
+    launch_hi: int
+
+    @property
+    def cpu_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+    @property
+    def gpu_events(self) -> int:
+        return self.kernels + self.memcpys + self.memsets
+
+    def gpu_rows(self, trace: Trace, links: Links) -> np.ndarray:
+        """Trace rows of this instance's GPU events, in GPU start order."""
+        rows = links.by_launch[self.launch_lo : self.launch_hi]
+        return rows[np.lexsort((trace.lane[rows], trace.ts_ns[rows]))]
+
+
+@dataclass(frozen=True)
+class RegionSummary:
+    """Per-name aggregate (``stats --json`` ``regions``); averages per instance."""
+
+    name: str
+    instances: int
+    cpu_time_avg_us: float
+    device_time_avg_us: float
+    kernels_per_instance: float
+    memcpy_per_instance: float
+    memset_per_instance: float
+
+    def as_json(self) -> dict:
+        return {
+            "name": self.name,
+            "instances": self.instances,
+            "cpu_time_avg_us": self.cpu_time_avg_us,
+            "device_time_avg_us": self.device_time_avg_us,
+            "kernels_per_instance": self.kernels_per_instance,
+            "memcpy_per_instance": self.memcpy_per_instance,
+            "memset_per_instance": self.memset_per_instance,
+        }
+
+
+@dataclass(frozen=True)
+class Regions:
+    """All region instances of a trace, in CPU start order."""
+
+    instances: list[RegionInstance]
+
+    def names(self) -> list[str]:
+        """Group keys in order of first appearance (``ProfilerStep*`` once)."""
+        return list(dict.fromkeys(i.group for i in self.instances))
+
+    def select(self, name: str) -> list[RegionInstance]:
+        """Instances of a group key (``attn_fwd``, ``ProfilerStep*``) or of one
+        exact name (``ProfilerStep#3``)."""
+        return [i for i in self.instances if i.group == name or i.name == name]
+
+    def summaries(self) -> list[RegionSummary]:
+        """One summary per group key, in order of first appearance."""
+        out = []
+        for name in self.names():
+            inst = [i for i in self.instances if i.group == name]
+            n = len(inst)
+            out.append(
+                RegionSummary(
+                    name=name,
+                    instances=n,
+                    cpu_time_avg_us=sum(i.cpu_ns for i in inst) / n / 1000.0,
+                    device_time_avg_us=sum(i.device_ns for i in inst) / n / 1000.0,
+                    kernels_per_instance=sum(i.kernels for i in inst) / n,
+                    memcpy_per_instance=sum(i.memcpys for i in inst) / n,
+                    memset_per_instance=sum(i.memsets for i in inst) / n,
+                )
+            )
+        return out
+
+    def containing(self, links: Links, gpu_rows: np.ndarray) -> list[list[str]]:
+        """For each GPU row, the group keys of the instances it was launched in
+        (outermost first, each once)."""
+        out: list[list[str]] = [[] for _ in range(gpu_rows.shape[0])]
+        if not self.instances or gpu_rows.shape[0] == 0:
+            return out
+        lo = np.array([i.launch_lo for i in self.instances], dtype=np.int64)
+        hi = np.array([i.launch_hi for i in self.instances], dtype=np.int64)
+        positions = concat_ranges(lo, hi)
+        owners = range_owner(lo, hi)
+        where = np.full(links.launch.shape[0], -1, dtype=np.int64)
+        where[gpu_rows] = np.arange(gpu_rows.shape[0])
+        hit = where[links.by_launch[positions]]
+        keep = hit >= 0
+        pairs = sorted(
+            zip(hit[keep].tolist(), owners[keep].tolist(), strict=True),
+            key=lambda p: (p[0], self.instances[p[1]].start_ns, -self.instances[p[1]].cpu_ns),
+        )
+        for j, k in pairs:
+            group = self.instances[k].group
+            if group not in out[j]:
+                out[j].append(group)
+        return out
+
+
+def region_rows(trace: Trace) -> np.ndarray:
+    """Rows that are region instances: user annotations, and old-style steps."""
+    steps = np.array([s.startswith(STEP_PREFIX) for s in trace.strings], dtype=bool)
+    is_step = steps[trace.name_id] if len(trace) else np.zeros(0, dtype=bool)
+    mask = (trace.kind == Kind.USER_ANNOTATION) | ((trace.kind == Kind.CPU_OP) & is_step)
+    rows = np.flatnonzero(mask)
+    return rows[np.argsort(trace.ts_ns[rows], kind="stable")]
+
+
+def find_regions(trace: Trace, links: Links) -> Regions:
+    """Every region instance with its GPU events (by launch, see module doc)."""
+    rows = region_rows(trace)
+    if rows.shape[0] == 0:
+        return Regions([])
+    start = trace.ts_ns[rows]
+    end = start + trace.dur_ns[rows]
+    lane = trace.lane[rows].astype(np.int64)
+    lo, hi = links.launch_range(lane, start, end)
+
+    gpu = links.by_launch
+    gk = trace.kind[gpu]
+    zero = np.zeros(1, dtype=np.int64)
+
+    def cum(values: np.ndarray) -> np.ndarray:
+        return np.concatenate((zero, np.cumsum(values, dtype=np.int64)))
+
+    c_dur = cum(trace.dur_ns[gpu])
+    c_kernel = cum(gk == Kind.KERNEL)
+    c_memcpy = cum(gk == Kind.MEMCPY)
+    c_memset = cum(gk == Kind.MEMSET)
+    g_start, g_end = _spans(trace, gpu, lo, hi)
+    ann = _gpu_annotations(trace, rows)
+
+    counters: dict[str, int] = {}
+    instances = []
+    for j, r in enumerate(rows.tolist()):
+        name = trace.strings[int(trace.name_id[r])]
+        group = group_name(name)
+        index = counters.get(group, 0)
+        counters[group] = index + 1
+        a, b = int(lo[j]), int(hi[j])
+        instances.append(
+            RegionInstance(
+                name=name,
+                group=group,
+                index=index,
+                row=r,
+                lane=int(lane[j]),
+                start_ns=int(start[j]),
+                end_ns=int(end[j]),
+                device_ns=int(c_dur[b] - c_dur[a]),
+                kernels=int(c_kernel[b] - c_kernel[a]),
+                memcpys=int(c_memcpy[b] - c_memcpy[a]),
+                memsets=int(c_memset[b] - c_memset[a]),
+                gpu_start_ns=int(g_start[j]),
+                gpu_end_ns=int(g_end[j]),
+                gpu_annotation_ns=int(ann[j]),
+                launch_lo=a,
+                launch_hi=b,
+            )
+        )
+    return Regions(instances)
+
+
+def _spans(
+    trace: Trace, gpu: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """First GPU start and last GPU end over each [lo, hi) slice (-1 if empty)."""
+    g_start = np.full(lo.shape[0], -1, dtype=np.int64)
+    g_end = np.full(lo.shape[0], -1, dtype=np.int64)
+    nonempty = hi > lo
+    if not nonempty.any():
+        return g_start, g_end
+    starts = trace.ts_ns[gpu]
+    ends = starts + trace.dur_ns[gpu]
+    # reduceat needs strictly valid offsets: use it on non-empty slices only.
+    idx = np.flatnonzero(nonempty)
+    g_start[idx] = [int(starts[a:b].min()) for a, b in zip(lo[idx], hi[idx], strict=True)]
+    g_end[idx] = [int(ends[a:b].max()) for a, b in zip(lo[idx], hi[idx], strict=True)]
+    return g_start, g_end
+
+
+def _gpu_annotations(trace: Trace, rows: np.ndarray) -> np.ndarray:
+    """Duration of the gpu_user_annotation sharing each instance's External id."""
+    out = np.full(rows.shape[0], -1, dtype=np.int64)
+    gpu_ann = np.flatnonzero(trace.kind == Kind.GPU_ANNOTATION)
+    if gpu_ann.shape[0] == 0:
+        return out
+    ext = trace.external_id
+    by_id: dict[int, int] = {}
+    for r in gpu_ann.tolist():
+        key = int(ext[r])
+        if key != NO_ID:
+            by_id[key] = by_id.get(key, 0) + int(trace.dur_ns[r])
+    for j, r in enumerate(rows.tolist()):
+        key = int(ext[r])
+        if key != NO_ID and key in by_id:
+            out[j] = by_id[key]
+    return out

@@ -1,0 +1,93 @@
+"""The ``stats --json`` object: what is in a trace, in one pass over the analysis.
+
+Fields (DESIGN.md section 5): ``events`` (entries in the file's event list,
+metadata included, as the file counts them), ``lanes``, ``regions``,
+``copies`` and ``warnings`` (the loader's repairs plus what the analysis
+noticed, such as GPU events whose launch is outside the trace).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from profiling.analysis.copies import CopyStats, copy_stats
+from profiling.analysis.links import Links, LinkSource, link_gpu_events
+from profiling.analysis.regions import Regions, find_regions
+from profiling.trace.model import Kind, Trace
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The analyses most views need, computed once per trace."""
+
+    trace: Trace
+    links: Links
+    regions: Regions
+
+    @classmethod
+    def of(cls, trace: Trace) -> Analysis:
+        links = link_gpu_events(trace)
+        return cls(trace=trace, links=links, regions=find_regions(trace, links))
+
+    def copies(self) -> list[CopyStats]:
+        return copy_stats(self.trace, self.links, self.regions)
+
+    def warnings(self) -> list[str]:
+        """The loader's warnings, then the analysis's own."""
+        return list(self.trace.warnings) + analysis_warnings(self.trace, self.links)
+
+
+def analysis_warnings(trace: Trace, links: Links) -> list[str]:
+    """What the analysis could not tie together, in words a user can act on."""
+    out = []
+    if links.orphans.shape[0]:
+        kinds = Counter(int(k) for k in trace.kind[links.orphans].tolist())
+        parts = [
+            f"{kinds[k]} {label}"
+            for k, label in ((Kind.KERNEL, "kernels"), (Kind.MEMCPY, "memcpys"),
+                             (Kind.MEMSET, "memsets"))
+            if kinds[k]
+        ]
+        out.append(
+            f"{links.orphans.shape[0]} GPU events ({', '.join(parts)}) have no launching "
+            "call in the trace (enqueued before the profiling window opened?); "
+            "they count for no op or region"
+        )
+    by_flow = int((links.source[links.gpu_rows] == LinkSource.FLOW).sum())
+    if by_flow:
+        out.append(f"{by_flow} GPU events were linked to their launch by flow events only "
+                   "(no matching 'correlation' arg)")
+    return out
+
+
+def lane_entries(trace: Trace) -> list[dict[str, Any]]:
+    """``stats --json`` ``lanes``: kind, pid, tid, label, events, in display order."""
+    return [
+        {
+            "kind": lane.kind,
+            "pid": lane.pid,
+            "tid": lane.tid,
+            "label": lane.label,
+            "events": lane.events,
+        }
+        for lane in trace.lanes
+    ]
+
+
+def trace_stats(trace: Trace, analysis: Analysis | None = None) -> dict[str, Any]:
+    """The whole ``stats --json`` object."""
+    a = analysis or Analysis.of(trace)
+    return {
+        "path": trace.path,
+        "events": trace.n_entries,
+        "rows": len(trace),
+        "duration_us": (trace.end_ns_max - trace.start_ns) / 1000.0 if len(trace) else 0.0,
+        "gpu_events": int(a.links.gpu_rows.shape[0]),
+        "orphans": int(a.links.orphans.shape[0]),
+        "lanes": lane_entries(trace),
+        "regions": [s.as_json() for s in a.regions.summaries()],
+        "copies": [c.as_json() for c in a.copies()],
+        "warnings": a.warnings(),
+    }

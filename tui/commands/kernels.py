@@ -1,0 +1,82 @@
+"""``attn-tui kernels PATH``: the GPU events of every instance of a region.
+
+``--region`` is a group key (``attn_fwd``, ``ProfilerStep*``) or one exact name
+(``ProfilerStep#3``); ``--instance K`` keeps the K-th instance (0-based).
+``--json`` prints DESIGN.md section 5's list; offsets are from each instance's
+first GPU event (``profiling.analysis.instance_kernels``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from profiling.errors import AttnTuiError
+
+
+def run(args: argparse.Namespace) -> int:
+    from profiling.analysis.instance_kernels import instance_kernels
+    from profiling.analysis.stats import Analysis
+    from profiling.trace import load_trace
+
+    trace = load_trace(args.path, use_cache=not getattr(args, "no_cache", False))
+    analysis = Analysis.of(trace)
+    selected = analysis.regions.select(args.region)
+    if not selected:
+        names = analysis.regions.names()
+        hint = ("regions in this trace: " + ", ".join(names) if names
+                else "this trace has no record_function regions")
+        raise AttnTuiError(f"no region named {args.region!r}", args.path, hint)
+    if args.instance is not None:
+        chosen = [i for i in selected if i.index == args.instance]
+        if not chosen:
+            indexes = sorted({i.index for i in selected})
+            raise AttnTuiError(
+                f"region {args.region!r} has no instance {args.instance}", args.path,
+                f"instances are {indexes[0]}..{indexes[-1]}" if len(indexes) > 1
+                else f"its only instance is {indexes[0]}",
+            )
+        selected = chosen
+    listing = [instance_kernels(trace, analysis.links, inst) for inst in selected]
+    if args.json:
+        sys.stdout.write(json.dumps([x.as_json() for x in listing], indent=1, allow_nan=False))
+        sys.stdout.write("\n")
+        return 0
+    _print(listing)
+    return 0
+
+
+def _print(listing: list) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = 200
+    for inst in listing:
+        counts = {}
+        for k in inst.kernels:
+            counts[k.kind] = counts.get(k.kind, 0) + 1
+        what = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items())
+        title = Text(
+            f"{inst.region} #{inst.instance}: starts {inst.start_us / 1000.0:.3f} ms, "
+            f"CPU {inst.cpu_time_us:.1f} us, GPU {inst.device_time_us:.1f} us"
+            + (f", {what}" if what else ", no GPU events launched")
+        )
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+        t.add_column("#", justify="right", no_wrap=True)
+        t.add_column("offset", justify="right", no_wrap=True)
+        t.add_column("dur", justify="right", no_wrap=True)
+        t.add_column("kind", no_wrap=True)
+        t.add_column("stream", justify="right", no_wrap=True)
+        t.add_column("name", no_wrap=True, overflow="ellipsis", max_width=80)
+        t.add_column("launched by", no_wrap=True, overflow="ellipsis", max_width=40)
+        for n, k in enumerate(inst.kernels):
+            t.add_row(Text(str(n)), Text(f"{k.start_offset_us:.1f} us"),
+                      Text(f"{k.dur_us:.1f} us"), Text(k.kind),
+                      Text("" if k.stream is None else str(k.stream)), Text(k.name),
+                      Text(k.launched_by or "-"))
+        console.print(t)

@@ -1,0 +1,85 @@
+"""``attn-tui stats PATH``: what is in a trace (lanes, regions, copies, warnings).
+
+``--json`` prints the object of DESIGN.md section 5 (``profiling.analysis.stats``);
+without it the same facts are printed as Rich tables.  Names come from the
+trace and are data: they are always wrapped in ``Text``, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def run(args: argparse.Namespace) -> int:
+    from profiling.analysis.stats import Analysis, trace_stats
+    from profiling.trace import load_trace
+
+    trace = load_trace(args.path, use_cache=not getattr(args, "no_cache", False))
+    stats = trace_stats(trace, Analysis.of(trace))
+    if args.json:
+        sys.stdout.write(json.dumps(stats, indent=1, allow_nan=False, default=str))
+        sys.stdout.write("\n")
+        return 0
+    _print(stats)
+    return 0
+
+
+def _print(stats: dict[str, Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = 200
+    console.print(Text(
+        f"{stats['path']}: {stats['events']} events, {stats['rows']} rows, "
+        f"{stats['duration_us'] / 1000.0:.3f} ms, {stats['gpu_events']} GPU events "
+        f"({stats['orphans']} with no launch in the trace)"
+    ))
+
+    lanes = Table(title="lanes", title_justify="left", box=box.SIMPLE_HEAD)
+    for header, justify in (("kind", "left"), ("pid", "right"), ("tid", "right"),
+                            ("label", "left"), ("events", "right")):
+        lanes.add_column(header, justify=justify, no_wrap=True)
+    for lane in stats["lanes"]:
+        lanes.add_row(Text(lane["kind"]), Text(str(lane["pid"])), Text(str(lane["tid"])),
+                      Text(lane["label"]), Text(str(lane["events"])))
+    console.print(lanes)
+
+    if stats["regions"]:
+        regions = Table(title="regions", title_justify="left", box=box.SIMPLE_HEAD)
+        regions.add_column("name", no_wrap=True, overflow="ellipsis", max_width=60)
+        for header in ("instances", "CPU avg", "GPU avg", "kernels/inst", "memcpy/inst",
+                       "memset/inst"):
+            regions.add_column(header, justify="right", no_wrap=True)
+        for r in stats["regions"]:
+            regions.add_row(
+                Text(r["name"]), Text(str(r["instances"])),
+                Text(f"{r['cpu_time_avg_us']:.1f} us"), Text(f"{r['device_time_avg_us']:.1f} us"),
+                Text(f"{r['kernels_per_instance']:g}"), Text(f"{r['memcpy_per_instance']:g}"),
+                Text(f"{r['memset_per_instance']:g}"),
+            )
+        console.print(regions)
+    else:
+        console.print(Text("no record_function regions in this trace"))
+
+    if stats["copies"]:
+        copies = Table(title="copies and fills", title_justify="left", box=box.SIMPLE_HEAD)
+        copies.add_column("name", no_wrap=True, overflow="ellipsis", max_width=45)
+        copies.add_column("count", justify="right", no_wrap=True)
+        copies.add_column("total", justify="right", no_wrap=True)
+        copies.add_column("launched by", overflow="fold")
+        copies.add_column("regions", overflow="fold")
+        for c in stats["copies"]:
+            copies.add_row(Text(c["name"]), Text(str(c["count"])),
+                           Text(f"{c['total_us']:.1f} us"), Text(", ".join(c["launched_by"])),
+                           Text(", ".join(c["regions"])))
+        console.print(copies)
+
+    for warning in stats["warnings"]:
+        console.print(Text("warning: " + warning))

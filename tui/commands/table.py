@@ -1,0 +1,102 @@
+"""``attn-tui table PATH``: torch's ``key_averages()`` op table, from the trace alone.
+
+``--json`` prints the rows of DESIGN.md section 5 (one per name and device
+type, times in microseconds); without it the table is laid out as torch's
+``key_averages().table()``: the same columns, the same time formatting, the
+same two footer totals.  ``--sort`` takes torch's ``sort_by`` keys
+(``self_cuda_time_total``, ``cpu_time_total``, ``count``...), ``--limit`` its
+``row_limit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from profiling.errors import AttnTuiError
+
+TIME_COLUMNS = ("Self CPU", "CPU total", "CPU time avg")
+
+
+def run(args: argparse.Namespace) -> int:
+    from profiling.analysis.key_averages import SORT_KEYS, key_averages, sort_rows
+    from profiling.trace import load_trace
+
+    trace = load_trace(args.path, use_cache=not getattr(args, "no_cache", False))
+    table = key_averages(trace)
+    try:
+        rows = sort_rows(table.rows, args.sort) if args.sort else list(table.rows)
+    except KeyError:
+        raise AttnTuiError(
+            f"unknown sort key {args.sort!r}",
+            "--sort",
+            "use one of: " + ", ".join(SORT_KEYS) + " (torch's cuda_/xpu_ spellings work too)",
+        ) from None
+    if args.limit:
+        rows = rows[: args.limit]
+    if args.json:
+        sys.stdout.write(json.dumps([r.as_json() for r in rows], indent=1, allow_nan=False))
+        sys.stdout.write("\n")
+        return 0
+    _print_table(rows, table.self_cpu_time_total, table.self_device_time_total,
+                 table.has_device_time)
+    return 0
+
+
+def format_time(us: float) -> str:
+    """torch's ``_format_time``: us below 1 ms, ms below 1 s, else s."""
+    if us >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if us >= 1e3:
+        return f"{us / 1e3:.3f}ms"
+    return f"{us:.3f}us"
+
+
+def format_share(us: float, total: float) -> str:
+    """torch's ``_format_time_share``."""
+    if total == 0:
+        return "NaN"
+    return f"{us * 100.0 / total:.2f}%"
+
+
+def _print_table(rows: list, self_cpu_total: float, self_device_total: float,
+                 has_device: bool) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = 240
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    t.add_column("Name", no_wrap=True, overflow="ellipsis", max_width=55)
+    for header in ("Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"):
+        t.add_column(header, justify="right", no_wrap=True)
+    if has_device:
+        for header in ("Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"):
+            t.add_column(header, justify="right", no_wrap=True)
+    t.add_column("# of Calls", justify="right", no_wrap=True)
+    for r in rows:
+        cells = [
+            Text(r.key),
+            format_share(r.self_cpu_time_total, self_cpu_total),
+            format_time(r.self_cpu_time_total),
+            format_share(r.cpu_time_total, self_cpu_total),
+            format_time(r.cpu_time_total),
+            format_time(r.cpu_time),
+        ]
+        if has_device:
+            cells += [
+                format_time(r.self_device_time_total),
+                format_share(r.self_device_time_total, self_device_total),
+                format_time(r.device_time_total),
+                format_time(r.device_time),
+            ]
+        cells.append(str(r.count))
+        t.add_row(*[c if isinstance(c, Text) else Text(c) for c in cells])
+    console.print(t)
+    console.print(Text(f"Self CPU time total: {format_time(self_cpu_total)}"))
+    if has_device:
+        console.print(Text(f"Self CUDA time total: {format_time(self_device_total)}"))
