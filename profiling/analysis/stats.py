@@ -1,9 +1,13 @@
 """The ``stats --json`` object: what is in a trace, in one pass over the analysis.
 
 Fields (DESIGN.md section 5): ``events`` (entries in the file's event list,
-metadata included, as the file counts them), ``lanes``, ``regions``,
-``copies`` and ``warnings`` (the loader's repairs plus what the analysis
-noticed, such as GPU events whose launch is outside the trace).
+metadata included, as the file counts them), ``lanes`` (a list in display
+order), ``regions`` and ``copies`` (objects keyed by name, in order of first
+appearance and of total time; the same shape ``compare --json`` uses for its
+regions) and ``warnings`` (the loader's repairs plus what the analysis
+noticed, such as GPU events whose launch is outside the trace).  Also:
+``path``, ``rows`` (events kept as model rows, metadata excluded),
+``duration_us``, ``gpu_events`` and ``orphans``.
 """
 
 from __future__ import annotations
@@ -76,6 +80,10 @@ def lane_entries(trace: Trace) -> list[dict[str, Any]]:
     ]
 
 
+def _without_name(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k != "name"}
+
+
 def trace_stats(trace: Trace, analysis: Analysis | None = None) -> dict[str, Any]:
     """The whole ``stats --json`` object."""
     a = analysis or Analysis.of(trace)
@@ -87,7 +95,7 @@ def trace_stats(trace: Trace, analysis: Analysis | None = None) -> dict[str, Any
         "gpu_events": int(a.links.gpu_rows.shape[0]),
         "orphans": int(a.links.orphans.shape[0]),
         "lanes": lane_entries(trace),
-        "regions": [s.as_json() for s in a.regions.summaries()],
-        "copies": [c.as_json() for c in a.copies()],
+        "regions": {s.name: _without_name(s.as_json()) for s in a.regions.summaries()},
+        "copies": {c.name: _without_name(c.as_json()) for c in a.copies()},
         "warnings": a.warnings(),
     }

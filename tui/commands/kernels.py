@@ -18,9 +18,9 @@ from profiling.errors import AttnTuiError
 def run(args: argparse.Namespace) -> int:
     from profiling.analysis.instance_kernels import instance_kernels
     from profiling.analysis.stats import Analysis
-    from profiling.trace import load_trace
+    from tui.loading import load_for_command
 
-    trace = load_trace(args.path, use_cache=not getattr(args, "no_cache", False))
+    trace = load_for_command(args.path, args)
     analysis = Analysis.of(trace)
     selected = analysis.regions.select(args.region)
     if not selected:

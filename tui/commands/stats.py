@@ -15,9 +15,9 @@ from typing import Any
 
 def run(args: argparse.Namespace) -> int:
     from profiling.analysis.stats import Analysis, trace_stats
-    from profiling.trace import load_trace
+    from tui.loading import load_for_command
 
-    trace = load_trace(args.path, use_cache=not getattr(args, "no_cache", False))
+    trace = load_for_command(args.path, args)
     stats = trace_stats(trace, Analysis.of(trace))
     if args.json:
         sys.stdout.write(json.dumps(stats, indent=1, allow_nan=False, default=str))
@@ -57,9 +57,9 @@ def _print(stats: dict[str, Any]) -> None:
         for header in ("instances", "CPU avg", "GPU avg", "kernels/inst", "memcpy/inst",
                        "memset/inst"):
             regions.add_column(header, justify="right", no_wrap=True)
-        for r in stats["regions"]:
+        for name, r in stats["regions"].items():
             regions.add_row(
-                Text(r["name"]), Text(str(r["instances"])),
+                Text(name), Text(str(r["instances"])),
                 Text(f"{r['cpu_time_avg_us']:.1f} us"), Text(f"{r['device_time_avg_us']:.1f} us"),
                 Text(f"{r['kernels_per_instance']:g}"), Text(f"{r['memcpy_per_instance']:g}"),
                 Text(f"{r['memset_per_instance']:g}"),
@@ -75,8 +75,8 @@ def _print(stats: dict[str, Any]) -> None:
         copies.add_column("total", justify="right", no_wrap=True)
         copies.add_column("launched by", overflow="fold")
         copies.add_column("regions", overflow="fold")
-        for c in stats["copies"]:
-            copies.add_row(Text(c["name"]), Text(str(c["count"])),
+        for name, c in stats["copies"].items():
+            copies.add_row(Text(name), Text(str(c["count"])),
                            Text(f"{c['total_us']:.1f} us"), Text(", ".join(c["launched_by"])),
                            Text(", ".join(c["regions"])))
         console.print(copies)

@@ -21,9 +21,9 @@ TIME_COLUMNS = ("Self CPU", "CPU total", "CPU time avg")
 
 def run(args: argparse.Namespace) -> int:
     from profiling.analysis.key_averages import SORT_KEYS, key_averages, sort_rows
-    from profiling.trace import load_trace
+    from tui.loading import load_for_command
 
-    trace = load_trace(args.path, use_cache=not getattr(args, "no_cache", False))
+    trace = load_for_command(args.path, args)
     table = key_averages(trace)
     try:
         rows = sort_rows(table.rows, args.sort) if args.sort else list(table.rows)
