@@ -1,0 +1,81 @@
+"""The timeline's rows: groups, lanes and depth rows, folded or not (pure).
+
+A group (host process, GPU device) folds to one header row showing the union
+of its lanes; unfolded, its header is followed by its lanes.  A lane folds to
+one summary row; unfolded, a CPU lane shows one row per nesting depth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from profiling.trace.model import Trace
+
+AUTO_UNFOLD_DEPTHS = 12
+"""Lanes with at most this many depth rows start unfolded."""
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    kind: str  # "group", "lane" (a folded lane or an unfolded lane's depth 0) or "depth"
+    group: int
+    lane: int = -1
+    depth: int | None = None  # None: the summary of a folded lane / group
+    label: str = ""
+    folded: bool = False
+
+    @property
+    def key(self) -> tuple:
+        return (self.kind, self.group, self.lane, self.depth)
+
+
+@dataclass
+class Folds:
+    """Which groups are folded and which lanes are unfolded."""
+
+    groups_folded: set[int] = field(default_factory=set)
+    lanes_open: set[int] = field(default_factory=set)
+
+    def toggle(self, spec: RowSpec) -> None:
+        if spec.kind == "group":
+            self.groups_folded ^= {spec.group}
+        elif spec.lane >= 0:
+            self.lanes_open ^= {spec.lane}
+
+    def set_all(self, trace: Trace, depths: list[int], open_: bool) -> None:
+        """Unfold (or fold) every group and every lane with more than one row."""
+        if open_:
+            self.groups_folded.clear()
+            self.lanes_open = {i for i, d in enumerate(depths) if d > 1}
+        else:
+            self.lanes_open.clear()
+
+
+def default_folds(trace: Trace, depths: list[int]) -> Folds:
+    """Everything unfolded, except lanes too deep to read (Python stacks)."""
+    return Folds(
+        groups_folded=set(),
+        lanes_open={i for i, d in enumerate(depths) if 1 < d <= AUTO_UNFOLD_DEPTHS},
+    )
+
+
+def build_rows(trace: Trace, folds: Folds, depths: list[int]) -> list[RowSpec]:
+    """Rows top to bottom for the current folds; ``depths[lane]`` rows per open lane."""
+    out: list[RowSpec] = []
+    for group in trace.groups:
+        lanes = [lane for lane in group.lanes if trace.lanes[lane].events > 0]
+        if not lanes:
+            continue
+        g_folded = group.index in folds.groups_folded
+        out.append(RowSpec("group", group.index, label=group.label, folded=g_folded))
+        if g_folded:
+            continue
+        for lane in lanes:
+            label = trace.lanes[lane].label or f"{trace.lanes[lane].tid}"
+            n = depths[lane]
+            if lane in folds.lanes_open and n > 1:
+                out.append(RowSpec("lane", group.index, lane, 0, label, folded=False))
+                out.extend(RowSpec("depth", group.index, lane, d) for d in range(1, n))
+            else:
+                out.append(RowSpec("lane", group.index, lane, None, label, folded=n > 1))
+    return out

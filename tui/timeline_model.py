@@ -1,0 +1,238 @@
+"""The timeline's state and moves, without Textual: rows and folds, the time
+window, the row cursor, the selected event and the jump history.
+
+The ``Timeline`` widget only draws what this says and forwards keys to it, so
+every interaction (fold, zoom, pan, select, jump across CPU/GPU) is testable
+on plain objects.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from profiling.trace.model import GPU_KINDS, Kind, Trace
+from tui.links import Links
+from tui.rows import Folds, RowSpec, build_rows, default_folds
+from tui.tracks import Cells, Track, TrackCache, track_cells
+from tui.tracks import step as track_step
+from tui.viewport import PAN_STEP, Viewport
+
+_EMPTY_TRACK_ROWS = np.zeros(0, dtype=np.int64)
+
+
+class TimelineModel:
+    def __init__(self, trace: Trace, links: Links | None = None, width: int = 80) -> None:
+        self.trace = trace
+        self.links = links if links is not None else Links(trace)
+        self.origin = trace.start_ns
+        self.cache = TrackCache(trace, self.origin)
+        self.depths = [self.cache.depths(i) for i in range(len(trace.lanes))]
+        self.folds: Folds = default_folds(trace, self.depths)
+        self.rows: list[RowSpec] = []
+        self.viewport = Viewport(total=max(trace.end_ns_max - self.origin, 1), width=width)
+        self.cursor = 0
+        self.selected = -1
+        self.history: list[int] = []
+        self.version = 0  # bumps whenever anything drawn changes
+        self.label_cells = 16  # set by the widget; the ruler lines up with it
+        self.rebuild()
+
+    # ---- rows and folds ----
+
+    def rebuild(self) -> None:
+        key = self.rows[self.cursor].key if self.rows and self.cursor < len(self.rows) else None
+        self.rows = build_rows(self.trace, self.folds, self.depths)
+        if key is not None:
+            for i, spec in enumerate(self.rows):
+                if spec.key == key:
+                    self.cursor = i
+                    break
+        self.cursor = min(max(self.cursor, 0), max(len(self.rows) - 1, 0))
+        self.version += 1
+
+    @property
+    def cursor_spec(self) -> RowSpec | None:
+        return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
+
+    def toggle_fold(self, index: int | None = None) -> None:
+        index = self.cursor if index is None else index
+        if not 0 <= index < len(self.rows):
+            return
+        spec = self.rows[index]
+        if spec.kind == "depth":  # fold the lane this depth row belongs to
+            spec = next(s for s in self.rows if s.lane == spec.lane and s.kind == "lane")
+        self.folds.toggle(spec)
+        self.cursor = self.rows.index(spec)
+        self.rebuild()
+
+    def set_all_folds(self, open_: bool) -> None:
+        self.folds.set_all(self.trace, self.depths, open_)
+        self.rebuild()
+
+    def move_cursor(self, delta: int) -> None:
+        self.cursor = min(max(self.cursor + delta, 0), max(len(self.rows) - 1, 0))
+        self.version += 1
+
+    # ---- tracks and cells ----
+
+    def track(self, spec: RowSpec) -> Track | None:
+        if spec.kind == "group":
+            return self.cache.group(spec.group) if spec.folded else None
+        return self.cache.lane(spec.lane, spec.depth)
+
+    def row_cells(self, index: int) -> Cells | None:
+        spec = self.rows[index]
+        track = self.track(spec)
+        if track is None:
+            return None
+        vp = self.viewport
+        return track_cells(track, vp.start, vp.ns_per_cell, vp.width, self.selected)
+
+    def event_at(self, index: int, col: int) -> int:
+        """The trace row drawn at cell ``col`` of row ``index`` (-1: nothing)."""
+        if not 0 <= index < len(self.rows) or not 0 <= col < self.viewport.width:
+            return -1
+        c = self.row_cells(index)
+        return -1 if c is None else int(c.owner[col])
+
+    def rel(self, row: int) -> tuple[float, float]:
+        t0 = float(self.trace.ts_ns[row] - self.origin)
+        return t0, t0 + float(self.trace.dur_ns[row])
+
+    def index_of_event(self, row: int) -> int:
+        """The screen row that shows trace row ``row`` under the current folds."""
+        lane = int(self.trace.lane[row])
+        depth = int(self.trace.depth[row])
+        best = -1
+        for i, spec in enumerate(self.rows):
+            if spec.kind == "group" and spec.folded and lane in self.trace.groups[spec.group].lanes:
+                return i
+            if spec.lane == lane:
+                if spec.depth is None or spec.depth == depth:
+                    return i
+                if best < 0:
+                    best = i
+        return best
+
+    # ---- selection and jumps ----
+
+    def select(self, row: int, *, remember: bool = True, reveal: bool = True) -> None:
+        """Select trace row ``row`` (-1 clears), unfolding what hides it and
+        panning it into view."""
+        if row == self.selected:
+            return
+        if remember and self.selected >= 0:
+            self.history.append(self.selected)
+            del self.history[:-100]
+        self.selected = row
+        if row >= 0 and reveal:
+            self._reveal(row)
+        self.version += 1
+
+    def _reveal(self, row: int) -> None:
+        lane = int(self.trace.lane[row])
+        group = self.trace.lanes[lane].group
+        changed = False
+        if group in self.folds.groups_folded:
+            self.folds.groups_folded.discard(group)
+            changed = True
+        if int(self.trace.depth[row]) > 0 and lane not in self.folds.lanes_open:
+            self.folds.lanes_open.add(lane)
+            changed = True
+        if changed:
+            self.rebuild()
+        index = self.index_of_event(row)
+        if index >= 0:
+            self.cursor = index
+        t0, t1 = self.rel(row)
+        self.viewport.ensure_visible(t0, t1)
+
+    def step(self, direction: int) -> None:
+        """Select the next/previous event on the cursor's row."""
+        spec = self.cursor_spec
+        if spec is None:
+            return
+        track = self.track(spec)
+        if track is None or len(track) == 0:
+            return
+        vp = self.viewport
+        current = self.selected if self.selected >= 0 and track.position(self.selected) >= 0 else -1
+        t = vp.start + vp.span / 2 if current < 0 else 0.0
+        row = track_step(track, current, direction, t)
+        if row >= 0:
+            self.select(row, remember=False)
+
+    def follow_link(self) -> int:
+        """Jump across the CPU/GPU boundary: a GPU event to the call that launched
+        it; a call or op to the first GPU event it launched.  Returns the new row."""
+        row = self.selected
+        if row < 0:
+            return -1
+        if int(self.trace.kind[row]) in GPU_KINDS:
+            target = self.links.launch_of(row)
+        else:
+            gpu = self.links.gpu_of(row)
+            target = int(gpu[0]) if gpu.size else -1
+        if target >= 0:
+            self.select(target)
+        return target
+
+    def back(self) -> int:
+        """Return to the event selected before the last jump."""
+        if not self.history:
+            return -1
+        row = self.history.pop()
+        self.select(row, remember=False)
+        return row
+
+    def linked(self, row: int) -> tuple[int, int, np.ndarray]:
+        """(launch call, launching op, GPU rows) for the details panel."""
+        if row < 0:
+            return -1, -1, _EMPTY_TRACK_ROWS
+        if int(self.trace.kind[row]) in GPU_KINDS:
+            return self.links.launch_of(row), self.links.op_of(row), _EMPTY_TRACK_ROWS
+        op = self.links.op_of(row) if int(self.trace.kind[row]) == Kind.RUNTIME else -1
+        return -1, op, self.links.gpu_of(row)
+
+    # ---- time window ----
+
+    def _anchor(self) -> float | None:
+        if self.selected >= 0:
+            t0, t1 = self.rel(self.selected)
+            col = self.viewport.col_at((t0 + t1) / 2)
+            if 0 <= col <= self.viewport.width:
+                return col
+        return None
+
+    def zoom_in(self, anchor_col: float | None = None) -> None:
+        self.viewport.zoom_in(self._anchor() if anchor_col is None else anchor_col)
+        self.version += 1
+
+    def zoom_out(self, anchor_col: float | None = None) -> None:
+        self.viewport.zoom_out(self._anchor() if anchor_col is None else anchor_col)
+        self.version += 1
+
+    def pan(self, direction: float) -> None:
+        self.viewport.pan(direction * PAN_STEP)
+        self.version += 1
+
+    def fit_all(self) -> None:
+        self.viewport.fit_all()
+        self.version += 1
+
+    def zoom_to_selection(self) -> bool:
+        if self.selected < 0:
+            return False
+        self.viewport.show(*self.rel(self.selected))
+        self.version += 1
+        return True
+
+    def show_range(self, t0_ns: int, t1_ns: int) -> None:
+        """Zoom to an absolute time range (a region instance, a kernel)."""
+        self.viewport.show(float(t0_ns - self.origin), float(t1_ns - self.origin))
+        self.version += 1
+
+    def resize(self, width: int) -> None:
+        if width != self.viewport.width:
+            self.viewport.resize(width)
+            self.version += 1

@@ -1,0 +1,274 @@
+"""What one timeline row shows, cell by cell (pure numpy; no Textual).
+
+A *track* is a time-ordered set of trace rows drawn on one screen row: one
+nesting depth of a lane, a folded lane's summary, or a folded GPU device.
+``cells()`` maps a time window onto ``width`` cells with ``width + 1`` binary
+searches, never looking at the events in between, so a track of a million
+events costs the same per frame as one of a hundred:
+
+* ``searchsorted`` on the start times gives, for every cell edge, how many
+  events start before it; the difference is the number starting in the cell;
+* a running maximum of end times (precomputed once per track) tells whether an
+  earlier event still covers the cell, and which one (the earliest that reaches
+  furthest, so a folded lane shows its outermost events).
+
+A cell is then owned by one event (drawn as part of that event's box, with its
+name where it fits) or is *dense* (several events start in it; drawn as a
+shade whose darkness says how many).  Memcpy/Memset rows are a second, small
+track drawn over the first so a copy is never hidden by its neighbours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from profiling.trace.model import Kind, Trace
+
+_SPECIAL_KINDS = np.array([Kind.MEMCPY, Kind.MEMSET], dtype=np.uint8)
+_DEVICE_KINDS = np.array([Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET], dtype=np.uint8)
+
+
+@dataclass
+class Track:
+    rows: np.ndarray  # int64 trace rows in start order
+    ts: np.ndarray  # float64 start, ns relative to the trace origin
+    end: np.ndarray  # float64 end
+    maxend: np.ndarray  # running maximum of ``end``
+    argmax: np.ndarray  # int64: index of the earliest event reaching ``maxend``
+    special: Track | None = None  # the Memcpy/Memset subset, drawn on top
+    sorted_rows: bool = True  # ``rows`` increasing (a single lane), for fast lookups
+
+    def __len__(self) -> int:
+        return int(self.rows.shape[0])
+
+    def position(self, row: int) -> int:
+        """Index of trace row ``row`` in this track, or -1."""
+        if self.sorted_rows:
+            i = int(np.searchsorted(self.rows, row))
+            return i if i < len(self.rows) and int(self.rows[i]) == row else -1
+        hits = np.flatnonzero(self.rows == row)
+        return int(hits[0]) if hits.size else -1
+
+
+def make_track(trace: Trace, rows: np.ndarray, origin: int, *, with_special: bool = True) -> Track:
+    """A track over ``rows`` (trace row numbers), sorted by start time if needed."""
+    rows = np.asarray(rows, dtype=np.int64)
+    sorted_rows = bool(rows.size < 2 or np.all(rows[1:] > rows[:-1]))
+    ts_i = trace.ts_ns[rows]
+    if rows.size > 1 and not (sorted_rows and np.all(ts_i[1:] >= ts_i[:-1])):
+        order = np.lexsort((-trace.dur_ns[rows], ts_i))
+        rows = rows[order]
+        ts_i = ts_i[order]
+        sorted_rows = bool(np.all(rows[1:] > rows[:-1]))
+    ts = (ts_i - origin).astype(np.float64)
+    end = ts + trace.dur_ns[rows].astype(np.float64)
+    if rows.size:
+        maxend = np.maximum.accumulate(end)
+        prev = np.empty_like(maxend)
+        prev[0] = -np.inf
+        prev[1:] = maxend[:-1]
+        reach = np.where(end > prev, np.arange(rows.size, dtype=np.int64), 0)
+        argmax = np.maximum.accumulate(reach)
+    else:
+        maxend = end.copy()
+        argmax = np.zeros(0, dtype=np.int64)
+    special = None
+    if with_special and rows.size:
+        mask = np.isin(trace.kind[rows], _SPECIAL_KINDS)
+        if mask.any():
+            special = make_track(trace, rows[mask], origin, with_special=False)
+    return Track(rows, ts, end, maxend, argmax, special, sorted_rows)
+
+
+@dataclass
+class Cells:
+    """One screen row: per cell, the owning trace row (-1: empty) and, for
+    dense cells, how many events start there (0: not dense)."""
+
+    owner: np.ndarray  # int64 trace rows
+    dense: np.ndarray  # int64 counts
+    alt: np.ndarray | None = None  # bool: odd position in its track (alternate shade)
+
+
+def cells(track: Track, t0: float, ns_per_cell: float, width: int) -> Cells:
+    """Which event each of ``width`` cells shows, for the window starting at ``t0``."""
+    owner = np.full(width, -1, dtype=np.int64)
+    dense = np.zeros(width, dtype=np.int64)
+    n = len(track)
+    if n == 0 or width <= 0:
+        return Cells(owner, dense)
+    edges = t0 + ns_per_cell * np.arange(width + 1, dtype=np.float64)
+    s = np.searchsorted(track.ts, edges, side="left")
+    n_start = np.diff(s)
+    left, right = edges[:-1], edges[1:]
+    prev = s[:-1] - 1
+    has_prev = prev >= 0
+    prev_c = np.maximum(prev, 0)
+    pm = np.where(has_prev, track.maxend[prev_c], -np.inf)
+    pa = track.argmax[prev_c]
+    spill = has_prev & (pm > left)
+    full = spill & (pm >= right)
+    partial = spill & ~full
+    first = np.minimum(s[:-1], n - 1)
+
+    idx = np.full(width, -1, dtype=np.int64)
+    idx[full] = pa[full]
+    sel = partial & (n_start == 0)
+    idx[sel] = pa[sel]
+    sel = ~spill & (n_start == 1)
+    idx[sel] = first[sel]
+    sel = partial & (n_start == 1)
+    if sel.any():
+        cov_first = np.minimum(track.end[first], right) - track.ts[first]
+        cov_spill = pm - left
+        idx[sel] = np.where(cov_first[sel] > cov_spill[sel], first[sel], pa[sel])
+    sel = ~full & (n_start >= 2)
+    idx[sel] = first[sel]
+    dense[sel] = n_start[sel]
+
+    hit = idx >= 0
+    owner[hit] = track.rows[idx[hit]]
+    return Cells(owner, dense, (idx % 2 == 1) & hit)
+
+
+def overlay(base: Cells, top: Cells) -> Cells:
+    """``top`` drawn over ``base`` wherever ``top`` shows something."""
+    mask = top.owner >= 0
+    if not mask.any():
+        return base
+    owner = base.owner.copy()
+    dense = base.dense.copy()
+    owner[mask] = top.owner[mask]
+    dense[mask] = top.dense[mask]
+    return Cells(owner, dense, _alt(base, mask))
+
+
+def _alt(base: Cells, cleared: np.ndarray | slice) -> np.ndarray:
+    alt = np.zeros(base.owner.shape[0], dtype=bool) if base.alt is None else base.alt.copy()
+    alt[cleared] = False
+    return alt
+
+
+def mark(base: Cells, row: int, c0: float, c1: float) -> Cells:
+    """Draw one event (e.g. the selection) over ``base`` from cell ``c0`` to ``c1``."""
+    width = base.owner.shape[0]
+    a = int(np.floor(c0))
+    b = max(int(np.ceil(c1)), a + 1)
+    a, b = max(a, 0), min(b, width)
+    if a >= b:
+        return base
+    owner = base.owner.copy()
+    dense = base.dense.copy()
+    owner[a:b] = row
+    dense[a:b] = 0
+    return Cells(owner, dense, _alt(base, slice(a, b)))
+
+
+def track_cells(
+    track: Track, t0: float, ns_per_cell: float, width: int, selected: int = -1
+) -> Cells:
+    """The cells of a track with its Memcpy/Memset rows and the selection on top."""
+    out = cells(track, t0, ns_per_cell, width)
+    if track.special is not None:
+        out = overlay(out, cells(track.special, t0, ns_per_cell, width))
+    if selected >= 0:
+        i = track.position(selected)
+        if i >= 0:
+            c0 = (track.ts[i] - t0) / ns_per_cell
+            c1 = (track.end[i] - t0) / ns_per_cell
+            if c1 >= 0 and c0 < width:
+                out = mark(out, selected, c0, c1)
+    return out
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive cells showing the same event (or one dense cell)."""
+
+    start: int
+    stop: int
+    row: int  # -1: empty
+    dense: int  # events starting in the cell when dense, else 0
+    alt: bool = False  # draw in the alternate shade (every other event of a track)
+
+
+def runs(c: Cells) -> list[Run]:
+    """Group cells into runs: one per event box, one per dense cell, one per gap."""
+    width = c.owner.shape[0]
+    if width == 0:
+        return []
+    change = np.ones(width, dtype=bool)
+    change[1:] = (c.owner[1:] != c.owner[:-1]) | (c.dense[1:] > 0) | (c.dense[:-1] > 0)
+    starts = np.flatnonzero(change).tolist()
+    stops = starts[1:] + [width]
+    owner = c.owner.tolist()
+    dense = c.dense.tolist()
+    alt = c.alt.tolist() if c.alt is not None else [False] * width
+    return [Run(a, b, owner[a], dense[a], alt[a]) for a, b in zip(starts, stops, strict=False)]
+
+
+def step(track: Track, row: int, direction: int, t: float) -> int:
+    """The trace row after (``direction`` 1) or before (-1) ``row`` on this track;
+    with no usable ``row``, the first event at or after time ``t``."""
+    n = len(track)
+    if n == 0:
+        return -1
+    i = track.position(row) if row >= 0 else -1
+    if i < 0:
+        j = int(np.searchsorted(track.ts, t, side="left"))
+        if direction < 0:
+            j -= 1
+        j = min(max(j, 0), n - 1)
+        return int(track.rows[j])
+    j = min(max(i + direction, 0), n - 1)
+    return int(track.rows[j])
+
+
+@dataclass
+class TrackCache:
+    """Tracks of one trace, built on first use and kept."""
+
+    trace: Trace
+    origin: int
+    _tracks: dict[tuple, Track] = field(default_factory=dict)
+    _depths: dict[int, int] = field(default_factory=dict)
+
+    def _drawable(self, lane: int) -> np.ndarray:
+        sl = self.trace.lane_rows(lane)
+        rows = np.arange(sl.start, sl.stop, dtype=np.int64)
+        return rows[self.trace.kind[sl] != Kind.FLOW]
+
+    def depths(self, lane: int) -> int:
+        """How many depth rows the lane unfolds to (at least 1)."""
+        if lane not in self._depths:
+            rows = self._drawable(lane)
+            self._depths[lane] = int(self.trace.depth[rows].max()) + 1 if rows.size else 1
+        return self._depths[lane]
+
+    def lane(self, lane: int, depth: int | None = None) -> Track:
+        """Depth ``depth`` of ``lane``, or its folded summary when ``depth`` is None."""
+        key = ("lane", lane, depth)
+        track = self._tracks.get(key)
+        if track is None:
+            rows = self._drawable(lane)
+            if depth is not None:
+                rows = rows[self.trace.depth[rows] == depth]
+            elif self.trace.lanes[lane].kind == "gpu":
+                device = rows[np.isin(self.trace.kind[rows], _DEVICE_KINDS)]
+                rows = device if device.size else rows
+            track = make_track(self.trace, rows, self.origin)
+            self._tracks[key] = track
+        return track
+
+    def group(self, group: int) -> Track:
+        """A folded process or device: the union of its lanes' summaries."""
+        key = ("group", group)
+        track = self._tracks.get(key)
+        if track is None:
+            parts = [self.lane(lane).rows for lane in self.trace.groups[group].lanes]
+            rows = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            track = make_track(self.trace, rows, self.origin)
+            self._tracks[key] = track
+        return track

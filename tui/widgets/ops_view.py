@@ -1,0 +1,143 @@
+"""View 3: torch's key_averages table, sortable by any column, filterable by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Static
+
+from tui.fmt import fmt_us
+from tui.names import short_name, visible
+from tui.ops_table import (
+    COLUMN_KEYS,
+    COLUMNS,
+    DEFAULT_SORT,
+    QueryError,
+    Totals,
+    cell,
+    filter_rows,
+    prepare,
+    sort_rows,
+    totals_of,
+)
+
+
+class OpsView(Vertical):
+    BINDINGS = [
+        Binding("o", "next_sort(1)", "Sort by next col."),
+        Binding("O", "next_sort(-1)", "Sort by prev col.", show=False),
+        Binding("r", "reverse", "Reverse"),
+        Binding("f,ctrl+f", "focus_filter", "Filter"),
+    ]
+
+    def __init__(
+        self,
+        rows: list[dict[str, Any]] | None,
+        totals: Totals | None = None,
+        error: str = "",
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.all_rows = prepare(rows or [], totals)
+        self.totals = totals or totals_of(rows or [])
+        self.sort_key = DEFAULT_SORT
+        self.descending = True
+        self.filter_text = ""
+        self.shown: list[dict[str, Any]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter ops by name (f); re:<regex> for a regex", id="ops-filter")
+        yield DataTable(id="ops-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="ops-name")
+        yield Static(id="ops-footer")
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#ops-table", DataTable)
+
+    def on_mount(self) -> None:
+        self.refill()
+        footer = self.query_one("#ops-footer", Static)
+        if self.error:
+            footer.update(Text(self.error, style="bold"))
+        else:
+            footer.update(
+                Text(
+                    f"Self CPU time total: {fmt_us(self.totals.self_cpu_us)}\n"
+                    f"Self CUDA time total: {fmt_us(self.totals.self_device_us)}"
+                )
+            )
+
+    def refill(self) -> None:
+        try:
+            rows = filter_rows(self.all_rows, self.filter_text)
+        except QueryError as exc:
+            self.notify(str(exc), severity="error")
+            rows = self.all_rows
+        self.shown = sort_rows(rows, self.sort_key, self.descending)
+        table = self.table
+        table.clear(columns=True)
+        for col in COLUMNS:
+            mark = ""
+            if col.key == self.sort_key:
+                mark = " ▼" if self.descending else " ▲"
+            title = Text(col.title + mark, justify="left" if col.kind == "str" else "right")
+            table.add_column(title, key=col.key)
+        limit = 30 if self.app.size.width < 120 else 60
+        for i, row in enumerate(self.shown):
+            cells = []
+            for col in COLUMNS:
+                if col.key == "key":
+                    cells.append(Text(short_name(row["key"], limit)))
+                elif col.kind == "str":
+                    cells.append(Text(visible(cell(row, col))))
+                else:
+                    cells.append(Text(cell(row, col), justify="right"))
+            table.add_row(*cells, key=str(i))
+        table.border_title = (
+            f"Ops ({len(self.shown)} of {len(self.all_rows)}) sorted by "
+            f"{COLUMNS[COLUMN_KEYS.index(self.sort_key)].title}"
+        )
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        label = self.query_one("#ops-name", Static)
+        i = event.cursor_row
+        if 0 <= i < len(self.shown):
+            row = self.shown[i]
+            text = Text(f"{row['device_type']}: ", style="bold")
+            text.append(visible(row["key"]))
+            label.update(text)
+        else:
+            label.update("")
+
+    def sort_by(self, key: str, descending: bool | None = None) -> None:
+        if descending is None:
+            descending = not self.descending if key == self.sort_key else True
+        self.sort_key = key
+        self.descending = descending
+        self.refill()
+
+    def action_next_sort(self, step: int) -> None:
+        i = (COLUMN_KEYS.index(self.sort_key) + step) % len(COLUMN_KEYS)
+        self.sort_by(COLUMN_KEYS[i], True)
+
+    def action_reverse(self) -> None:
+        self.sort_by(self.sort_key, not self.descending)
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#ops-filter", Input).focus()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_by(str(event.column_key.value))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        self.refill()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.table.focus()

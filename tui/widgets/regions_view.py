@@ -1,0 +1,210 @@
+"""View 2: record_function regions -> their instances -> each instance's GPU events."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from profiling.analysis.regions import RegionInstance
+from profiling.trace.model import Trace
+from tui.fmt import fmt_ns, fmt_pct
+from tui.links import Links
+from tui.names import short_name, visible
+from tui.regions_data import KernelRow, Region, instance_span, kernel_rows
+
+
+def _num(text: str) -> Text:
+    return Text(text, justify="right")
+
+
+class RegionsView(Vertical):
+    """Three tables stacked: names, instances of the chosen name, GPU events of the
+    chosen instance.  ``⏎`` goes one table down, ``z`` shows it on the timeline."""
+
+    BINDINGS = [
+        Binding("z", "zoom", "Show on timeline"),
+        Binding("escape", "up", "Up", show=False),
+    ]
+
+    class ZoomTo(Message):
+        """Show an absolute time range (and select a row) on the timeline."""
+
+        def __init__(self, t0: int, t1: int, row: int) -> None:
+            super().__init__()
+            self.t0, self.t1, self.row = t0, t1, row
+
+    def __init__(
+        self, trace: Trace, links: Links, regions: list[Region], error: str = "", **kwargs
+    ) -> None:
+        super().__init__(**kwargs)
+        self.trace = trace
+        self.links = links
+        self.regions = regions
+        self.error = error
+        self.current_region: Region | None = None
+        self.current_instance: RegionInstance | None = None
+        self.kernels: list[KernelRow] = []
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="region-names", cursor_type="row")
+        yield DataTable(id="region-instances", cursor_type="row")
+        yield DataTable(id="region-kernels", cursor_type="row")
+        yield Static(id="kernel-name")
+
+    @property
+    def names_table(self) -> DataTable:
+        return self.query_one("#region-names", DataTable)
+
+    @property
+    def instances_table(self) -> DataTable:
+        return self.query_one("#region-instances", DataTable)
+
+    @property
+    def kernels_table(self) -> DataTable:
+        return self.query_one("#region-kernels", DataTable)
+
+    def on_mount(self) -> None:
+        names = self.names_table
+        names.border_title = "Regions (record_function) · ⏎ instances"
+        names.add_column("region", key="name")
+        names.add_column(_num("instances"), key="n")
+        names.add_column(_num("avg CPU"), key="cpu")
+        names.add_column(_num("avg GPU"), key="gpu")
+        names.add_column(_num("kernels"), key="k")
+        names.add_column(_num("memcpy"), key="mc")
+        names.add_column(_num("memset"), key="ms")
+        for i, r in enumerate(self.regions):
+            s = r.summary
+            names.add_row(
+                Text(visible(r.name)),
+                _num(str(r.count)),
+                _num(fmt_ns(s.cpu_time_avg_us * 1000)),
+                _num(fmt_ns(s.device_time_avg_us * 1000)),
+                _num(f"{s.kernels_per_instance:g}"),
+                _num(f"{s.memcpy_per_instance:g}"),
+                _num(f"{s.memset_per_instance:g}"),
+                key=str(i),
+            )
+        inst = self.instances_table
+        inst.border_title = "Instances · ⏎ GPU events · z timeline"
+        inst.add_column(_num("#"), key="i")
+        inst.add_column("name", key="name")
+        inst.add_column(_num("start"), key="start")
+        inst.add_column(_num("CPU time"), key="cpu")
+        inst.add_column(_num("GPU time"), key="gpu")
+        inst.add_column(_num("GPU events"), key="k")
+        ker = self.kernels_table
+        ker.border_title = "GPU events in GPU order · z timeline"
+        ker.add_column("name", key="name")
+        ker.add_column(_num("offset"), key="off")
+        ker.add_column(_num("duration"), key="dur")
+        ker.add_column(_num("share"), key="share")
+        ker.add_column(_num("stream"), key="stream")
+        ker.add_column("launched by", key="by")
+        if not self.regions:
+            message = self.error or "No record_function regions in this trace."
+            self.query_one("#kernel-name", Static).update(Text(message, style="dim"))
+            return
+        self.choose_region(0)
+
+    # ---- filling the tables ----
+
+    def choose_region(self, index: int) -> None:
+        if not 0 <= index < len(self.regions):
+            return
+        self.current_region = self.regions[index]
+        table = self.instances_table
+        table.clear()
+        t0 = self.trace.start_ns
+        for i, inst in enumerate(self.current_region.instances):
+            table.add_row(
+                _num(str(inst.index)),
+                Text(visible(inst.name)),
+                _num(fmt_ns(inst.start_ns - t0)),
+                _num(fmt_ns(inst.cpu_ns)),
+                _num(fmt_ns(inst.device_ns)),
+                _num(str(inst.gpu_events)),
+                key=str(i),
+            )
+        self.choose_instance(0)
+
+    def choose_instance(self, index: int) -> None:
+        region = self.current_region
+        if region is None or not 0 <= index < len(region.instances):
+            return
+        self.current_instance = region.instances[index]
+        self.kernels = kernel_rows(self.trace, self.links, self.current_instance)
+        table = self.kernels_table
+        table.clear()
+        limit = 32 if self.app.size.width < 120 else 56
+        for i, k in enumerate(self.kernels):
+            special = k.kind in ("memcpy", "memset")
+            style = (
+                f"bold reverse {'red' if k.kind == 'memcpy' else 'dark_orange'}" if special else ""
+            )
+            table.add_row(
+                Text(short_name(k.name, limit), style=style),
+                _num(fmt_ns(k.offset_ns)),
+                _num(fmt_ns(k.dur_ns)),
+                _num(fmt_pct(k.share, 1.0)),
+                _num(str(k.stream) if k.stream >= 0 else "-"),
+                Text(visible(k.launched_by)),
+                key=str(i),
+            )
+        self._show_name(0)
+
+    def _show_name(self, index: int) -> None:
+        label = self.query_one("#kernel-name", Static)
+        if not 0 <= index < len(self.kernels):
+            label.update(Text("This instance launched no GPU events.", style="dim"))
+            return
+        k = self.kernels[index]
+        text = Text(f"{k.kind} {index}: ", style="bold")
+        text.append(visible(k.name))
+        label.update(text)
+
+    # ---- events ----
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is None or event.row_key.value is None:
+            return
+        index = int(event.row_key.value)
+        table = event.data_table.id
+        if table == "region-names":
+            if self.current_region is not self.regions[index]:
+                self.choose_region(index)
+        elif table == "region-instances":
+            region = self.current_region
+            if region is not None and self.current_instance is not region.instances[index]:
+                self.choose_instance(index)
+        elif table == "region-kernels":
+            self._show_name(index)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        table = event.data_table
+        if table.id == "region-names":
+            self.instances_table.focus()
+        elif table.id == "region-instances":
+            self.kernels_table.focus()
+        else:
+            self.action_zoom()
+
+    def action_up(self) -> None:
+        if self.kernels_table.has_focus:
+            self.instances_table.focus()
+        elif self.instances_table.has_focus:
+            self.names_table.focus()
+
+    def action_zoom(self) -> None:
+        """Show the highlighted GPU event (kernels table) or instance on the timeline."""
+        if self.kernels_table.has_focus and self.kernels:
+            k = self.kernels[min(self.kernels_table.cursor_row, len(self.kernels) - 1)]
+            t0 = int(self.trace.ts_ns[k.row])
+            self.post_message(self.ZoomTo(t0, t0 + max(k.dur_ns, 1), k.row))
+        elif self.current_instance is not None:
+            t0, t1 = instance_span(self.current_instance)
+            self.post_message(self.ZoomTo(t0, t1, self.current_instance.row))

@@ -1,0 +1,332 @@
+"""The timeline: one screen row per group, lane or depth, drawn with the line API.
+
+Each ``render_line`` asks ``TimelineModel`` for the cells of one row (a few
+binary searches on that row's track, see ``tui.tracks``) and turns runs of
+cells into Segments.  Names go through ``tui.names.visible`` and into Segments
+as plain text, never markup.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.color import Color
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from profiling.trace.model import Kind
+from tui.names import clip, short_name, visible
+from tui.timeline_model import TimelineModel
+from tui.tracks import runs
+
+KIND_CLASS = {
+    Kind.CPU_OP: "timeline--cpu",
+    Kind.USER_ANNOTATION: "timeline--annotation",
+    Kind.RUNTIME: "timeline--runtime",
+    Kind.KERNEL: "timeline--kernel",
+    Kind.MEMCPY: "timeline--memcpy",
+    Kind.MEMSET: "timeline--memset",
+    Kind.GPU_ANNOTATION: "timeline--annotation",
+    Kind.PYTHON_FUNCTION: "timeline--python",
+}
+_DENSE = ("░", "▒", "▓")
+
+
+def label_width(total: int) -> int:
+    """Cells given to lane labels: a fifth of the width, 14 to 30."""
+    return max(14, min(30, total // 5))
+
+
+class Timeline(ScrollView, can_focus=True):
+    """Lanes over time.  Keys act on the model; the widget only draws it."""
+
+    COMPONENT_CLASSES = {
+        "timeline--label",
+        "timeline--group",
+        "timeline--cursor",
+        "timeline--empty",
+        "timeline--cpu",
+        "timeline--annotation",
+        "timeline--runtime",
+        "timeline--kernel",
+        "timeline--memcpy",
+        "timeline--memset",
+        "timeline--python",
+        "timeline--other",
+        "timeline--selected",
+    }
+
+    BINDINGS = [
+        Binding("w,plus,equals_sign", "zoom_in", "Zoom in", key_display="w/+"),
+        Binding("s,minus", "zoom_out", "Zoom out", key_display="s/-"),
+        Binding("a,left", "pan(-1)", "Pan left", key_display="a/←"),
+        Binding("d,right", "pan(1)", "Pan right", key_display="d/→"),
+        Binding("up,k", "cursor(-1)", "Row up", show=False),
+        Binding("down,j", "cursor(1)", "Row down", show=False),
+        Binding("pageup", "cursor(-10)", "Page up", show=False),
+        Binding("pagedown", "cursor(10)", "Page down", show=False),
+        Binding("enter,space", "fold", "Fold", key_display="⏎"),
+        Binding("h,comma", "step(-1)", "Prev event", show=False),
+        Binding("l,full_stop", "step(1)", "Next event", show=False),
+        Binding("f", "zoom_selection", "Zoom to sel."),
+        Binding("0,F", "fit_all", "Fit all", key_display="0"),
+        Binding("g", "follow_link", "CPU⇄GPU"),
+        Binding("b,backspace", "back", "Back", show=False),
+        Binding("escape", "clear_selection", "Clear", show=False),
+        Binding("E", "unfold_all", "Unfold all", show=False),
+        Binding("C", "fold_all", "Fold all", show=False),
+    ]
+
+    class Changed(Message):
+        """The window, the rows or the selection changed (the ruler and details redraw)."""
+
+        def __init__(self, timeline: Timeline) -> None:
+            super().__init__()
+            self.timeline = timeline
+
+    def __init__(self, model: TimelineModel, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.model = model
+        self._styles: dict[tuple, Style] = {}
+        self._theme_key: object = None
+
+    # ---- sizes ----
+
+    @property
+    def label_cells(self) -> int:
+        return label_width(self.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_width()
+        self._sync()
+
+    def on_mount(self) -> None:
+        self._fit_width()
+        self._sync(scroll=False)
+
+    def _fit_width(self) -> None:
+        self.model.label_cells = self.label_cells
+        self.model.resize(max(self.size.width - self.label_cells, 1))
+
+    def _sync(self, scroll: bool = True) -> None:
+        """After a model change: size, keep the cursor on screen, redraw, tell others."""
+        self.virtual_size = Size(self.size.width, len(self.model.rows))
+        if scroll:
+            self._scroll_cursor_into_view()
+        self.refresh()
+        self.post_message(self.Changed(self))
+
+    def _scroll_cursor_into_view(self) -> None:
+        height = self.scrollable_content_region.height or self.size.height
+        y = self.model.cursor
+        top = int(self.scroll_y)
+        if y < top:
+            self.scroll_to(y=y, animate=False)
+        elif height and y >= top + height:
+            self.scroll_to(y=y - height + 1, animate=False)
+
+    # ---- styles ----
+
+    def _style(self, name: str) -> Style:
+        key = (self.app.theme, name)
+        style = self._styles.get(key)
+        if style is None:
+            style = self.get_component_rich_style(name, partial=False)
+            self._styles[key] = style
+        return style
+
+    def notify_style_update(self) -> None:
+        self._styles.clear()
+        super().notify_style_update()
+
+    def _event_style(self, row: int, dense: int, alt: bool = False) -> Style:
+        kind = int(self.model.trace.kind[row])
+        name = KIND_CLASS.get(kind, "timeline--other")
+        if row == self.model.selected:
+            return self._style("timeline--selected")
+        base = self._style(name)
+        if dense:
+            key = (self.app.theme, name, "dense")
+            style = self._styles.get(key)
+            if style is None:
+                empty = self._style("timeline--empty")
+                style = Style(color=base.bgcolor, bgcolor=empty.bgcolor)
+                self._styles[key] = style
+            return style
+        if alt:
+            key = (self.app.theme, name, "alt")
+            style = self._styles.get(key)
+            if style is None:
+                style = base
+                if base.bgcolor is not None and base.bgcolor.triplet is not None:
+                    c = Color.from_rich_color(base.bgcolor).darken(0.12)
+                    style = base + Style(bgcolor=c.rich_color)
+                self._styles[key] = style
+            return style
+        return base
+
+    # ---- drawing ----
+
+    def render_line(self, y: int) -> Strip:
+        index = y + int(self.scroll_y)
+        width = self.size.width
+        if index >= len(self.model.rows) or width <= 0:
+            return Strip.blank(width, self.rich_style)
+        segments = self._label(index) + self._track(index)
+        return Strip(segments).adjust_cell_length(width, self.rich_style)
+
+    def _label(self, index: int) -> list[Segment]:
+        spec = self.model.rows[index]
+        width = self.label_cells
+        if spec.kind == "group":
+            text = ("▸ " if spec.folded else "▾ ") + visible(spec.label)
+            style = self._style("timeline--group")
+        elif spec.kind == "lane":
+            arrow = "▸ " if spec.folded else ("▾ " if spec.depth is not None else "  ")
+            text = "  " + arrow + visible(spec.label)
+            style = self._style("timeline--label")
+        else:
+            text = "    │"
+            style = self._style("timeline--label")
+        if index == self.model.cursor and self.has_focus:
+            style = self._style("timeline--cursor")
+        elif index == self.model.cursor:
+            style = style + Style(underline=True)
+        return [Segment(clip(text, width - 1).ljust(width - 1), style), Segment(" ", style)]
+
+    def _track(self, index: int) -> list[Segment]:
+        cells = self.model.row_cells(index)
+        width = self.model.viewport.width
+        empty = self._style("timeline--empty")
+        if cells is None:
+            return [Segment(" " * width, empty)]
+        out: list[Segment] = []
+        trace = self.model.trace
+        for run in runs(cells):
+            n = run.stop - run.start
+            if run.row < 0:
+                out.append(Segment(" " * n, empty))
+            elif run.dense:
+                glyph = _DENSE[0 if run.dense < 4 else 1 if run.dense < 16 else 2]
+                out.append(Segment(glyph * n, self._event_style(run.row, run.dense)))
+            else:
+                kind = int(trace.kind[run.row])
+                if n >= 3:
+                    text = clip(short_name(trace.name(run.row), n), n)
+                elif kind == Kind.MEMCPY:
+                    text = "Mc"[:n]  # a copy stays visible even without colour
+                elif kind == Kind.MEMSET:
+                    text = "Ms"[:n]
+                else:
+                    text = ""
+                out.append(Segment(text.ljust(n), self._event_style(run.row, 0, run.alt)))
+        return out
+
+    # ---- actions ----
+
+    def _after(self, scroll: bool = True) -> None:
+        self._sync(scroll)
+
+    def action_zoom_in(self) -> None:
+        self.model.zoom_in()
+        self._after()
+
+    def action_zoom_out(self) -> None:
+        self.model.zoom_out()
+        self._after()
+
+    def action_pan(self, direction: int) -> None:
+        self.model.pan(direction)
+        self._after()
+
+    def action_cursor(self, delta: int) -> None:
+        self.model.move_cursor(delta)
+        self._after()
+
+    def action_fold(self) -> None:
+        self.model.toggle_fold()
+        self._after()
+
+    def action_unfold_all(self) -> None:
+        self.model.set_all_folds(True)
+        self._after()
+
+    def action_fold_all(self) -> None:
+        self.model.set_all_folds(False)
+        self._after()
+
+    def action_step(self, direction: int) -> None:
+        self.model.step(direction)
+        self._after()
+
+    def action_zoom_selection(self) -> None:
+        if not self.model.zoom_to_selection():
+            self.notify("Select an event first (h/l or click)", severity="warning")
+        self._after()
+
+    def action_fit_all(self) -> None:
+        self.model.fit_all()
+        self._after()
+
+    def action_follow_link(self) -> None:
+        if self.model.selected < 0:
+            self.notify("Select an event first (h/l or click)", severity="warning")
+        elif self.model.follow_link() < 0:
+            self.notify("No linked event across the CPU/GPU boundary", severity="warning")
+        self._after()
+
+    def action_back(self) -> None:
+        if self.model.back() < 0:
+            self.notify("Nothing to go back to", severity="information")
+        self._after()
+
+    def action_clear_selection(self) -> None:
+        self.model.select(-1, remember=False)
+        self._after()
+
+    def select_row(self, row: int) -> None:
+        """Select a trace row from outside (search, regions view)."""
+        self.model.select(row)
+        self._after()
+
+    # ---- mouse ----
+
+    def on_click(self, event: events.Click) -> None:
+        index = event.y + int(self.scroll_y)
+        if not 0 <= index < len(self.model.rows):
+            return
+        col = event.x - self.label_cells
+        if col < 0:
+            self.model.cursor = index
+            self.model.toggle_fold(index)
+        else:
+            self.model.cursor = index
+            row = self.model.event_at(index, col)
+            if row >= 0:
+                self.model.select(row, reveal=False)
+            self.model.version += 1
+        self._after()
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        if event.ctrl or event.shift:
+            event.prevent_default()
+            event.stop()
+            self.model.zoom_out(max(event.x - self.label_cells, 0))
+            self._after(scroll=False)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        if event.ctrl or event.shift:
+            event.prevent_default()
+            event.stop()
+            self.model.zoom_in(max(event.x - self.label_cells, 0))
+            self._after(scroll=False)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()

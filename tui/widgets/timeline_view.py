@@ -1,0 +1,33 @@
+"""View 1: the ruler, the timeline and the details panel, kept in step."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+
+from tui.timeline_model import TimelineModel
+from tui.widgets.details import Details
+from tui.widgets.ruler import Ruler
+from tui.widgets.timeline import Timeline
+
+
+class TimelineView(Vertical):
+    def __init__(self, model: TimelineModel, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.model = model
+
+    def compose(self) -> ComposeResult:
+        yield Ruler(self.model, id="ruler")
+        yield Timeline(self.model, id="timeline")
+        yield Details(id="details")
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    def on_mount(self) -> None:
+        self.query_one(Details).show(self.model)
+
+    def on_timeline_changed(self, message: Timeline.Changed) -> None:
+        self.query_one(Ruler).refresh()
+        self.query_one(Details).show(self.model)

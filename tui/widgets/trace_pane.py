@@ -1,0 +1,228 @@
+"""One opened file: a progress bar while it loads, then its three views
+(or its one-line error).  Loading runs on a daemon thread, so the screen never
+freezes and quitting never waits for a half-read file."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import ContentSwitcher, Label, ProgressBar, Static
+
+from tui.fmt import fmt_count, fmt_ns
+from tui.names import visible
+from tui.search import Query, QueryError, find, next_match, parse_query
+from tui.session import Session, error_line, load_session
+from tui.timeline_model import TimelineModel
+from tui.widgets.ops_view import OpsView
+from tui.widgets.regions_view import RegionsView
+from tui.widgets.timeline_view import TimelineView
+
+VIEWS = ("timeline", "regions", "ops")
+VIEW_TITLES = {"timeline": "1 Timeline", "regions": "2 Regions", "ops": "3 Ops"}
+
+Loader = Callable[..., Session]
+
+
+class TracePane(Vertical):
+    """Owns one ``Session`` and its views; ``state`` is loading, ready or error."""
+
+    def __init__(
+        self, path: str, *, loader: Loader = load_session, no_cache: bool = False, **kwargs
+    ) -> None:
+        super().__init__(**kwargs)
+        self.path = path
+        self.loader = loader
+        self.no_cache = no_cache
+        self.state = "loading"
+        self.error = ""
+        self.session: Session | None = None
+        self.model: TimelineModel | None = None
+        self.view = "timeline"
+        self.query_: Query | None = None
+        self.matches = np.zeros(0, dtype=np.int64)
+        self.match_index = -1
+        self._stage = ("read", 0.0)
+        self._started = 0.0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with ContentSwitcher(initial="loading", id="views"):
+            with Vertical(id="loading"):
+                yield Label(Text(f"Loading {visible(self.path)} …"), id="loading-label")
+                yield ProgressBar(total=100, show_eta=False, id="loading-bar")
+            yield Static(id="error")
+
+    def on_mount(self) -> None:
+        self._started = time.monotonic()
+        self._update_status()
+        thread = threading.Thread(target=self._load, name=f"load {self.path}", daemon=True)
+        thread.start()
+
+    # ---- loading (thread side) ----
+
+    def _load(self) -> None:
+        try:
+            session = self.loader(self.path, self._progress, no_cache=self.no_cache)
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes one line
+            self._post(self._failed, error_line(exc))
+            return
+        self._post(self._loaded, session)
+
+    def _post(self, fn: Callable, *args) -> None:
+        try:
+            app = self.app
+        except Exception:  # noqa: BLE001 - unmounted: the app is gone
+            return
+        if not app.is_running:
+            return
+        try:
+            app.call_from_thread(fn, *args)
+        except RuntimeError:  # the app stopped between the check and the call
+            pass
+
+    def _progress(self, stage: str, fraction: float) -> None:
+        self._post(self._show_progress, stage, fraction)
+
+    # ---- loading (UI side) ----
+
+    def _show_progress(self, stage: str, fraction: float) -> None:
+        if self.state != "loading":
+            return
+        self._stage = (stage, fraction)
+        self.query_one("#loading-bar", ProgressBar).update(progress=100 * fraction)
+        size = ""
+        try:
+            size = f" ({os.path.getsize(self.path) / 1e6:.1f} MB)"
+        except OSError:
+            pass
+        self.query_one("#loading-label", Label).update(
+            Text(f"Loading {visible(self.path)}{size}: {stage} …")
+        )
+
+    def _failed(self, line: str) -> None:
+        self.state = "error"
+        self.error = line
+        self.query_one("#error", Static).update(Text(line, style="bold"))
+        self.query_one("#views", ContentSwitcher).current = "error"
+        self._update_status()
+
+    async def _loaded(self, session: Session) -> None:
+        try:
+            self.session = session
+            self.model = TimelineModel(session.trace, session.links)
+            switcher = self.query_one("#views", ContentSwitcher)
+            views = [
+                TimelineView(self.model, id="timeline"),
+                RegionsView(
+                    session.trace,
+                    session.links,
+                    session.regions,
+                    session.regions_error,
+                    id="regions",
+                ),
+                OpsView(session.ops, session.ops_totals, session.ops_error, id="ops"),
+            ]
+            for view in views:
+                view.display = False
+            await switcher.mount_all(views)
+        except Exception as exc:  # noqa: BLE001 - a bug must not freeze the pane
+            self._failed(error_line(exc))
+            return
+        self.state = "ready"
+        self.show_view(self.view)
+
+    # ---- views ----
+
+    def show_view(self, view: str) -> None:
+        self.view = view
+        if self.state != "ready":
+            self._update_status()
+            return
+        self.query_one("#views", ContentSwitcher).current = view
+        self._update_status()
+        target = {
+            "timeline": "#timeline Timeline",
+            "regions": "#region-names",
+            "ops": "#ops-table",
+        }[view]
+        self.query_one(target).focus()
+
+    def _update_status(self) -> None:
+        status = self.query_one("#status", Static)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for v in VIEWS:
+            style = "reverse bold" if v == self.view else "dim"
+            text.append(f" {VIEW_TITLES[v]} ", style=style)
+        text.append("  ")
+        if self.state == "loading":
+            text.append("loading…")
+        elif self.state == "error":
+            text.append("failed to load", style="bold")
+        elif self.session is not None:
+            t = self.session.trace
+            text.append(
+                f"{fmt_count(len(t))} events · {len(t.lanes)} lanes · "
+                f"{fmt_ns(float(t.end_ns_max - t.start_ns))}"
+            )
+            if t.warnings:
+                text.append(f" · {len(t.warnings)} warnings")
+            if self.query_ is not None:
+                n = len(self.matches)
+                pos = f"{self.match_index + 1}/{n}" if n else "no matches"
+                text.append(f" · search {self.query_.describe()}: {pos}", style="bold")
+        status.update(text)
+
+    def on_regions_view_zoom_to(self, message: RegionsView.ZoomTo) -> None:
+        if self.model is None:
+            return
+        self.model.select(message.row)
+        self.model.show_range(message.t0, message.t1)
+        self.show_view("timeline")
+        self.timeline_view.timeline._sync()
+
+    @property
+    def timeline_view(self) -> TimelineView:
+        return self.query_one(TimelineView)
+
+    # ---- search ----
+
+    def search(self, text: str) -> str:
+        """Run a search; returns a one-line outcome for a notification."""
+        if self.session is None or self.model is None:
+            return "nothing loaded to search"
+        try:
+            self.query_ = parse_query(text)
+        except QueryError as exc:
+            return str(exc)
+        self.matches = find(self.session.trace, self.query_)
+        self.match_index = -1
+        if len(self.matches) == 0:
+            self._update_status()
+            return f"no event names match {self.query_.describe()}"
+        self.step_match(1)
+        return f"{len(self.matches)} events match {self.query_.describe()}"
+
+    def step_match(self, direction: int) -> bool:
+        if self.model is None or len(self.matches) == 0:
+            return False
+        if self.match_index < 0:
+            i = 0 if direction > 0 else len(self.matches) - 1
+        else:
+            current = int(self.matches[self.match_index])
+            if self.model.selected == current:
+                i = (self.match_index + direction) % len(self.matches)
+            else:
+                i = next_match(self.model.trace, self.matches, self.model.selected, direction)
+        self.match_index = i
+        if self.view != "timeline":
+            self.show_view("timeline")
+        self.timeline_view.timeline.select_row(int(self.matches[i]))
+        self._update_status()
+        return True
