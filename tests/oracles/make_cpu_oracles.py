@@ -7,12 +7,16 @@ section 5), with the two footer totals torch's ``table()`` prints in
 ``<name>.totals.json``.  The analysis must reproduce the rows from the trace
 alone, which is what ``tests/test_key_averages_oracles.py`` checks.
 
-    python tests/oracles/make_cpu_oracles.py             # CPU, into tests/oracles/cpu
-    python tests/oracles/make_cpu_oracles.py --device cuda --out tests/oracles/cuda
+    python tests/oracles/make_cpu_oracles.py               # CPU, into tests/oracles/cpu
+    python3 tests/oracles/make_cpu_oracles.py --device cuda  # on a GPU: tests/oracles/cuda
 
-Timings differ from run to run, so regenerating changes the files; the test
-only needs trace and oracle to come from the same run.  Workloads are kept tiny
-so every file stays well under 200 KB.
+``VERSION`` records the torch that made a folder: torch >= 2.13 counts
+``python_function`` slices (the ``python_stack`` workload) as events of their
+own, and the test asks the analysis for that newer table there.  Timings differ
+from run to run, so regenerating changes the files; the test only needs trace
+and oracle to come from the same run.  Workloads are kept tiny so every file
+stays well under 200 KB.  ``--dump-events`` also writes torch's FunctionEvents
+(ids, threads, parents, kernels) for debugging a mismatch.
 """
 
 from __future__ import annotations
