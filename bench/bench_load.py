@@ -43,16 +43,17 @@ STATS = (
     "assert code == 0, code"
 )
 HTA = (
+    "from hta.configs.parser_config import ParserConfig\n"
     "from hta.common.trace_parser import parse_trace_dataframe\n"
-    "parse_trace_dataframe(sys.argv[1], {})"
+    "parse_trace_dataframe(sys.argv[1], ParserConfig())"
 )
 
 
-def measure(body: str, path: Path) -> dict[str, float]:
+def measure(body: str, path: Path, python: str = sys.executable) -> dict[str, float]:
     """Run ``body`` in a fresh interpreter; its wall time and peak memory."""
     code = _MEASURE.format(body=body)
     done = subprocess.run(
-        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False
+        [python, "-c", code, str(path)], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr else "failed")
@@ -68,6 +69,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path)
     parser.add_argument("--hta-file", type=Path, help="a smaller file for the HTA parser")
+    parser.add_argument("--hta-python", default=sys.executable,
+                        help="a Python with holistictraceanalysis installed")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     size = args.file.stat().st_size
@@ -101,7 +104,7 @@ def main() -> int:
         clear_cache(args.hta_file)
         start = time.perf_counter()
         try:
-            hta = measure(HTA, args.hta_file)
+            hta = measure(HTA, args.hta_file, args.hta_python)
             print(f"  HTA parser on {small / 1e6:.0f} MB: {hta['wall']:.1f} s; attn-tui stats "
                   f"{ours['wall']:.2f} s; ratio {ours['wall'] / hta['wall']:.3f}")
         except RuntimeError as exc:
