@@ -1,0 +1,288 @@
+"""Traces side by side: one region's cost, work and implementation in each trace.
+
+The blog post this tool comes from is a comparison: naive against in-place
+(one Memcpy less), in-place against the SDPA math backend (slower, many more
+kernels), then the fused backends (one kernel each).  ``compare_traces`` turns
+each trace into one ``TraceComparison`` holding, per region, the numbers that
+story needs: instances, CPU and GPU time per instance, kernels/memcpys/memsets
+per instance, which attention implementation ran, its FLOPs, the achieved
+TFLOP/s and its share of the device's dense peak, and the time ratio to the
+first trace.  Plain dataclasses, so the CLI prints them and a Textual widget
+renders them (``table_rows`` gives the cells as strings).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from profiling.analysis.attention_flops import attention_work, config_variant, tflops_per_second
+from profiling.analysis.attention_regions import InstanceView, attention_regions, instance_views
+from profiling.analysis.device_peaks import DevicePeak, match_device, trace_device_name
+from profiling.analysis.implementations import UNKNOWN, Implementation, identify
+from profiling.analysis.key_averages import key_averages
+from profiling.analysis.links import Links, link_gpu_events
+from profiling.analysis.regions import find_regions
+from profiling.trace.model import Kind, Trace
+
+
+@dataclass(frozen=True)
+class RegionComparison:
+    """One region of one trace.  Averages are per instance; None means unknown (blank).
+
+    ``device_time_us`` lists the GPU time of every instance in order (the Regions
+    view's sparkline); ``tflops`` is FLOPs over the average GPU time; ``peak_share``
+    is a fraction (0.18 = 18 %) of the dense tensor-core peak for the input dtype.
+    ``time_ratio_to_first`` is this region's average time over the first trace's
+    (GPU time when both have it, else CPU time; ``ratio_basis`` says which).
+    """
+
+    region: str
+    instances: int
+    cpu_time_avg_us: float | None
+    device_time_avg_us: float | None
+    kernels_per_instance: float | None
+    memcpy_per_instance: float | None
+    memset_per_instance: float | None
+    device_time_us: tuple[float, ...] = ()
+    implementation: Implementation = UNKNOWN
+    flops_per_instance: float | None = None
+    flops_source: str = ""
+    dtype: str | None = None
+    causal: bool | None = None
+    tflops: float | None = None
+    peak_tflops: float | None = None
+    peak_share: float | None = None
+    time_ratio_to_first: float | None = None
+    ratio_basis: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        """DESIGN.md section 5 region metrics first, then this command's own fields."""
+        return {
+            "instances": self.instances,
+            "cpu_time_avg_us": self.cpu_time_avg_us,
+            "device_time_avg_us": self.device_time_avg_us,
+            "kernels_per_instance": self.kernels_per_instance,
+            "memcpy_per_instance": self.memcpy_per_instance,
+            "memset_per_instance": self.memset_per_instance,
+            "device_time_us": list(self.device_time_us),
+            "implementation": self.implementation.name or None,
+            "implementation_key": self.implementation.key,
+            "implementation_evidence": self.implementation.evidence or None,
+            "attention_kernels_per_instance": self.implementation.attention_kernels,
+            "flops_per_instance": self.flops_per_instance,
+            "flops_source": self.flops_source or None,
+            "dtype": self.dtype,
+            "causal": self.causal,
+            "tflops": self.tflops,
+            "peak_tflops": self.peak_tflops,
+            "peak_share": self.peak_share,
+            "time_ratio_to_first": self.time_ratio_to_first,
+            "ratio_basis": self.ratio_basis or None,
+        }
+
+
+@dataclass(frozen=True)
+class TraceComparison:
+    """One input file: its label, device and totals, and the compared regions by name."""
+
+    path: str
+    label: str  # the capture's variant name, else the file name without extensions
+    variant: str | None
+    device: str | None
+    peak: DevicePeak | None
+    self_cpu_time_total_us: float
+    self_device_time_total_us: float
+    regions: dict[str, RegionComparison] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``compare --json`` object for this file (DESIGN.md section 5, plus extras)."""
+        return {
+            "path": self.path,
+            "label": self.label,
+            "variant": self.variant,
+            "device": self.device,
+            "device_peak": None if self.peak is None else {
+                "model": self.peak.model, "bf16_tflops": self.peak.bf16_tflops,
+                "fp16_tflops": self.peak.fp16_tflops, "source": self.peak.source},
+            "regions": {name: r.as_json() for name, r in self.regions.items()},
+            "self_device_time_total_us": self.self_device_time_total_us,
+            "self_cpu_time_total_us": self.self_cpu_time_total_us,
+            "warnings": list(self.warnings),
+        }
+
+
+def trace_label(path: str, metadata: dict[str, Any]) -> str:
+    """The capture's variant name when the trace has one, else the file's stem."""
+    variant = config_variant(metadata)
+    if variant:
+        return variant
+    base = os.path.basename(path)
+    for suffix in (".gz", ".json", ".pt.trace"):
+        base = base[: -len(suffix)] if base.endswith(suffix) else base
+    return base
+
+
+def _device_index(trace: Trace, views: Sequence[InstanceView]) -> int | None:
+    """The GPU (Kineto pid of its lanes) most of the region's GPU events ran on."""
+    pids: Counter[int] = Counter()
+    for view in views:
+        for launch in view.launches:
+            pid = trace.lanes[int(trace.lane[launch.gpu_row])].pid
+            if isinstance(pid, int) or (isinstance(pid, str) and pid.isdigit()):
+                pids[int(pid)] += 1
+    return pids.most_common(1)[0][0] if pids else None
+
+
+def summarize_region(trace: Trace, region: str, views: Sequence[InstanceView],
+                     peak: DevicePeak | None) -> RegionComparison:
+    """The comparison numbers of one region from its instances (none: zero instances)."""
+    n = len(views)
+    if n == 0:
+        return RegionComparison(region, 0, None, None, None, None, None)
+    device = [v.device_ns(trace) / 1e3 for v in views]
+    kernels = [trace.name(lc.gpu_row) for v in views for lc in v.launches
+               if int(trace.kind[lc.gpu_row]) == int(Kind.KERNEL)]
+    ops = {trace.name(r) for v in views for r in v.op_rows(trace).tolist()}
+    has_gpu = any(v.launches for v in views)
+    device_avg = sum(device) / n
+    work = attention_work(trace, region, views[-1].cpu_rows)
+    flops = work.flops if work is not None else None
+    tflops = tflops_per_second(flops, device_avg) if has_gpu else None
+    peak_tflops = peak.tflops(work.dtype) if (peak is not None and work is not None) else None
+    return RegionComparison(
+        region=region,
+        instances=n,
+        cpu_time_avg_us=sum(v.cpu_ns for v in views) / n / 1e3,
+        device_time_avg_us=device_avg,
+        kernels_per_instance=sum(v.count(trace, Kind.KERNEL) for v in views) / n,
+        memcpy_per_instance=sum(v.count(trace, Kind.MEMCPY) for v in views) / n,
+        memset_per_instance=sum(v.count(trace, Kind.MEMSET) for v in views) / n,
+        device_time_us=tuple(device),
+        implementation=identify(kernels, ops, n),
+        flops_per_instance=flops,
+        flops_source=work.source if work is not None else "",
+        dtype=work.dtype if work is not None else None,
+        causal=work.causal if work is not None else None,
+        tflops=tflops,
+        peak_tflops=peak_tflops,
+        peak_share=(tflops / peak_tflops) if (tflops and peak_tflops) else None,
+    )
+
+
+def summarize_trace(trace: Trace, region: str = "attn_fwd",
+                    links: Links | None = None) -> TraceComparison:
+    """One trace's comparison: ``region``, or its attention regions when it has none."""
+    links = links if links is not None else link_gpu_events(trace)
+    found = find_regions(trace, links)
+    totals = key_averages(trace)
+    views = instance_views(trace, region, links, found)
+    regions: dict[str, list[InstanceView]] = {region: views}
+    warnings: list[str] = []
+    if not views:
+        fallback = [r for r in attention_regions(trace, links, found) if r != region]
+        warnings.append(f"no {region!r} region in this trace"
+                        + (f"; showing {', '.join(fallback)}" if fallback else ""))
+        for name in fallback:
+            regions[name] = instance_views(trace, name, links, found)
+    every = [v for vs in regions.values() for v in vs]
+    device = trace_device_name(trace.metadata, _device_index(trace, every))
+    peak = match_device(device)
+    return TraceComparison(
+        path=trace.path,
+        label=trace_label(trace.path, trace.metadata),
+        variant=config_variant(trace.metadata),
+        device=device,
+        peak=peak,
+        self_cpu_time_total_us=float(totals.self_cpu_time_total),
+        self_device_time_total_us=float(totals.self_device_time_total),
+        regions={name: summarize_region(trace, name, vs, peak) for name, vs in regions.items()},
+        warnings=tuple(warnings),
+    )
+
+
+def with_ratios(items: Sequence[TraceComparison]) -> list[TraceComparison]:
+    """Fill ``time_ratio_to_first`` of every region against the first trace's same region."""
+    if not items:
+        return []
+    first = items[0].regions
+    out = []
+    for item in items:
+        regions = {}
+        for name, reg in item.regions.items():
+            base = first.get(name)
+            ratio, basis = None, ""
+            if base is not None and reg.instances and base.instances:
+                if reg.device_time_avg_us and base.device_time_avg_us:
+                    ratio, basis = reg.device_time_avg_us / base.device_time_avg_us, "device"
+                elif reg.cpu_time_avg_us and base.cpu_time_avg_us:
+                    ratio, basis = reg.cpu_time_avg_us / base.cpu_time_avg_us, "cpu"
+            regions[name] = replace(reg, time_ratio_to_first=ratio, ratio_basis=basis)
+        out.append(replace(item, regions=regions))
+    return out
+
+
+def compare_traces(traces: Sequence[Trace], region: str = "attn_fwd") -> list[TraceComparison]:
+    """Every trace summarised in the order given, with ratios to the first."""
+    return with_ratios([summarize_trace(t, region) for t in traces])
+
+
+# ---- cells for tables (the CLI's rich and markdown tables, the TUI's Compare view) ----
+
+COLUMNS: tuple[str, ...] = (
+    "trace", "region", "implementation", "inst", "CPU/inst", "GPU/inst", "vs first",
+    "kernels", "memcpy", "memset", "GFLOP", "TFLOP/s", "% peak", "self CPU", "self GPU",
+)
+"""Column headers of ``table_rows`` (every cell is a plain string; '' is unknown)."""
+
+NUMERIC_COLUMNS = frozenset(COLUMNS[3:])
+
+
+def fmt_us(us: float | None) -> str:
+    """A time in µs with a readable unit (``95.9 µs``, ``1.07 ms``); '' when unknown."""
+    if us is None:
+        return ""
+    if abs(us) >= 1e6:
+        return f"{us / 1e6:.3g} s"
+    if abs(us) >= 1e3:
+        return f"{us / 1e3:.3g} ms"
+    return f"{us:.3g} µs"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return ""
+    if value == int(value) and abs(value) < 1e6:
+        return str(int(value))
+    return f"{value:.{digits}g}"
+
+
+def _cells(item: TraceComparison, reg: RegionComparison) -> list[str]:
+    impl = reg.implementation
+    return [
+        item.label,
+        reg.region,
+        impl.name,
+        str(reg.instances),
+        fmt_us(reg.cpu_time_avg_us),
+        fmt_us(reg.device_time_avg_us) if reg.kernels_per_instance or reg.device_time_avg_us
+        else "",
+        f"{reg.time_ratio_to_first:.2f}x" if reg.time_ratio_to_first is not None else "",
+        _num(reg.kernels_per_instance),
+        _num(reg.memcpy_per_instance),
+        _num(reg.memset_per_instance),
+        f"{reg.flops_per_instance / 1e9:.3g}" if reg.flops_per_instance else "",
+        f"{reg.tflops:.1f}" if reg.tflops is not None else "",
+        f"{100 * reg.peak_share:.1f}%" if reg.peak_share is not None else "",
+        fmt_us(item.self_cpu_time_total_us),
+        fmt_us(item.self_device_time_total_us) if item.self_device_time_total_us else "",
+    ]
+
+
+def table_rows(items: Sequence[TraceComparison]) -> list[list[str]]:
+    """One row of ``COLUMNS`` cells per (trace, region), in input order."""
+    return [_cells(item, reg) for item in items for reg in item.regions.values()]

@@ -1,0 +1,99 @@
+"""``attn-tui compare PATH PATH ... [--region NAME] [--json | --markdown]``: traces side by side.
+
+The numbers come from ``profiling.analysis.compare`` (one ``TraceComparison``
+per file, in the order given).  ``--json`` prints DESIGN.md section 5's list;
+``--markdown`` a GitHub table (the README's benchmark table is made with it);
+otherwise a Rich table.  Trace names are data: cells are ``Text``, never markup,
+and markdown cells have their pipes and control characters escaped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from profiling.errors import AttnTuiError
+
+
+def run(args: argparse.Namespace) -> int:
+    from profiling.analysis.compare import compare_traces
+    from tui.loading import load_for_command
+
+    paths: list[str] = list(args.paths)
+    if not paths:
+        raise AttnTuiError("no trace given", "compare", "give one or more trace files")
+    traces = [load_for_command(p, args) for p in paths]
+    items = compare_traces(traces, args.region)
+    if args.json:
+        doc = [item.as_json() for item in items]
+        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n")
+    elif args.markdown:
+        sys.stdout.write(markdown(items))
+    else:
+        _print(items)
+    return 0
+
+
+def _md_cell(text: str) -> str:
+    from tui.names import visible
+
+    return visible(text).replace("\\", "\\\\").replace("|", "\\|") or " "
+
+
+def _kept_columns(rows: list[list[str]]) -> list[int]:
+    """Columns with something in them; the region column only when rows differ in it."""
+    from profiling.analysis.compare import COLUMNS
+
+    keep = [i for i in range(len(COLUMNS)) if any(row[i] for row in rows)]
+    if rows and all(row[1] == rows[0][1] for row in rows):
+        keep = [i for i in keep if COLUMNS[i] != "region"]
+    return keep
+
+
+def markdown(items: Sequence[object]) -> str:
+    """A GitHub table of ``table_rows`` (columns that are empty everywhere are left out)."""
+    from profiling.analysis.compare import COLUMNS, NUMERIC_COLUMNS, table_rows
+
+    rows = table_rows(items)  # type: ignore[arg-type]
+    keep = _kept_columns(rows)
+    lines = ["| " + " | ".join(COLUMNS[i] for i in keep) + " |",
+             "|" + "|".join("---:" if COLUMNS[i] in NUMERIC_COLUMNS else "---" for i in keep)
+             + "|"]
+    lines += ["| " + " | ".join(_md_cell(row[i]) for i in keep) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _print(items: Sequence[object]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from profiling.analysis.compare import COLUMNS, NUMERIC_COLUMNS, TraceComparison, table_rows
+    from tui.names import visible
+
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = 220
+    rows = table_rows(items)  # type: ignore[arg-type]
+    keep = _kept_columns(rows)
+    title = rows[0][1] if rows and 1 not in keep else None
+    table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
+    for i in keep:
+        if COLUMNS[i] in NUMERIC_COLUMNS:  # numbers are never cut
+            width = max([len(COLUMNS[i])] + [len(row[i]) for row in rows])
+            table.add_column(COLUMNS[i], justify="right", no_wrap=True, min_width=width)
+        else:
+            table.add_column(COLUMNS[i], no_wrap=True, overflow="ellipsis", max_width=34)
+    for row in rows:
+        table.add_row(*(Text(visible(row[i])) for i in keep))
+    console.print(table)
+    for item in items:
+        assert isinstance(item, TraceComparison)
+        device = item.device or "device unknown"
+        peak = f"dense peak {item.peak.model} ({item.peak.source})" if item.peak else "no peak"
+        console.print(Text(visible(f"{item.label}: {item.path} | {device} | {peak}")), style="dim")
+        for warning in item.warnings:
+            console.print(Text(visible(f"  {warning}")), style="yellow")
