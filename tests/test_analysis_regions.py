@@ -131,3 +131,44 @@ def test_orphans_become_a_warning(write_trace):
     stats = trace_stats(t)
     assert stats["orphans"] == 2
     assert any("2 GPU events (1 kernels, 1 memcpys)" in w for w in stats["warnings"])
+
+
+def synthetic_steps(steps: int, regions: int = 10, ops: int = 8) -> list[dict]:
+    """A seeded, regular trace: steps > attn_fwd regions > ops > launches > kernels."""
+    events, ts, corr, ext = [], 0.0, 1, 1
+    for s in range(steps):
+        step_start, step_at = ts, len(events)
+        events.append({})
+        ts += 1
+        for _ in range(regions):
+            region_start, region_at = ts, len(events)
+            events.append({})
+            ts += 0.5
+            for k in range(ops):
+                events.append(op(f"aten::op{k}", ts, 3.0, ext=ext))
+                events.append(call("cudaLaunchKernel", ts + 1, 1.0, corr=corr, ext=ext))
+                events.append(gpu(f"kernel_{k}", ts + 5, 2.0, corr=corr, ext=ext))
+                corr, ext, ts = corr + 1, ext + 1, ts + 3.5
+            events[region_at] = op("attn_fwd", region_start, ts - region_start, ext=ext,
+                                   cat="user_annotation")
+            ext, ts = ext + 1, ts + 0.5
+        events[step_at] = op(f"ProfilerStep#{s}", step_start, ts - step_start, ext=ext,
+                             cat="user_annotation")
+        ext, ts = ext + 1, ts + 1
+    return events
+
+
+def test_many_instances_at_once(write_trace):
+    from profiling.analysis.key_averages import key_averages
+
+    t = load_trace(write_trace(synthetic_steps(150)))
+    a = Analysis.of(t)
+    summary = {s.name: s for s in a.regions.summaries()}
+    assert summary["attn_fwd"].instances == 1500
+    assert summary["attn_fwd"].kernels_per_instance == 8.0
+    assert summary["ProfilerStep*"].kernels_per_instance == 80.0
+    assert summary["attn_fwd"].device_time_avg_us == pytest.approx(16.0)
+    rows = {(r.key, r.device_type): r for r in key_averages(t).rows}
+    assert rows["cudaLaunchKernel", "CPU"].count == 150 * 10 * 8
+    assert rows["attn_fwd", "CPU"].device_time_total == pytest.approx(1500 * 16.0)
+    assert rows["ProfilerStep*", "CPU"].count == 150

@@ -120,23 +120,28 @@ class Regions:
         return [i for i in self.instances if i.group == name or i.name == name]
 
     def summaries(self) -> list[RegionSummary]:
-        """One summary per group key, in order of first appearance."""
-        out = []
-        for name in self.names():
-            inst = [i for i in self.instances if i.group == name]
-            n = len(inst)
-            out.append(
-                RegionSummary(
-                    name=name,
-                    instances=n,
-                    cpu_time_avg_us=sum(i.cpu_ns for i in inst) / n / 1000.0,
-                    device_time_avg_us=sum(i.device_ns for i in inst) / n / 1000.0,
-                    kernels_per_instance=sum(i.kernels for i in inst) / n,
-                    memcpy_per_instance=sum(i.memcpys for i in inst) / n,
-                    memset_per_instance=sum(i.memsets for i in inst) / n,
-                )
+        """One summary per group key, in order of first appearance (one pass)."""
+        totals: dict[str, list[int]] = {}
+        for i in self.instances:
+            t = totals.setdefault(i.group, [0, 0, 0, 0, 0, 0])
+            t[0] += 1
+            t[1] += i.cpu_ns
+            t[2] += i.device_ns
+            t[3] += i.kernels
+            t[4] += i.memcpys
+            t[5] += i.memsets
+        return [
+            RegionSummary(
+                name=name,
+                instances=n,
+                cpu_time_avg_us=cpu / n / 1000.0,
+                device_time_avg_us=dev / n / 1000.0,
+                kernels_per_instance=k / n,
+                memcpy_per_instance=c / n,
+                memset_per_instance=m / n,
             )
-        return out
+            for name, (n, cpu, dev, k, c, m) in totals.items()
+        ]
 
     def containing(self, links: Links, gpu_rows: np.ndarray) -> list[list[str]]:
         """For each GPU row, the group keys of the instances it was launched in
