@@ -1,0 +1,114 @@
+"""``attn-tui findings PATH [--json | --markdown]``: what an expert would point out.
+
+The findings come from ``profiling.analysis.findings`` (plain dataclasses the
+TUI's Findings panel renders too).  ``--json`` prints ``{path, regions,
+findings, notes}`` with every finding's evidence rows (trace ``row`` numbers
+the TUI jumps to); ``--markdown`` a list for an issue or a PR; otherwise Rich
+text.  Names are data: always ``Text`` or escaped, never markup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def run(args: argparse.Namespace) -> int:
+    from profiling.analysis.findings import trace_findings
+    from tui.loading import load_for_command
+
+    trace = load_for_command(args.path, args)
+    result = trace_findings(trace)
+    if args.json:
+        sys.stdout.write(json.dumps(result.as_json(), indent=1, allow_nan=False, default=str))
+        sys.stdout.write("\n")
+    elif args.markdown:
+        sys.stdout.write(markdown(result))
+    else:
+        _print(result)
+    return 0
+
+
+def _md(text: str) -> str:
+    """Inline code for trace names: backticks inside are doubled out, controls escaped."""
+    from tui.names import visible
+
+    text = visible(text).replace("`", "'")
+    return f"`{text}`"
+
+
+def _plain(text: str) -> str:
+    from tui.names import visible
+
+    return visible(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def markdown(result: object) -> str:
+    """Findings as a Markdown list: title, detail, suggestion and the evidence rows."""
+    from profiling.analysis.findings import TraceFindings
+    from tui.names import short_name
+
+    assert isinstance(result, TraceFindings)
+    lines = [f"## Findings: {_md(result.path)}", ""]
+    if result.regions:
+        lines.append("Regions examined: " + ", ".join(_md(r) for r in result.regions))
+        lines.append("")
+    if not result.findings:
+        lines += [f"_{_plain(n)}_" for n in result.notes] + [""]
+        return "\n".join(lines)
+    for f in result.findings:
+        inst = ", ".join(f"#{i}" for i in f.instances)
+        lines.append(f"- **{f.severity}** · {_plain(f.title)} ({_md(f.id)}, {_md(f.region)} "
+                     f"{inst})")
+        if f.detail:
+            lines.append(f"  - {_plain(f.detail)}")
+        lines.append(f"  - Try: {_plain(f.suggestion)}")
+        for e in f.evidence:
+            via = f" ← {_md(e.launched_by)}" if e.launched_by else ""
+            note = f" ({_plain(e.note)})" if e.note else ""
+            lines.append(f"  - row {e.row}: {_md(short_name(e.name, 70))} {e.kind}, "
+                         f"{e.dur_us:.1f} µs at {e.start_us:.1f} µs{via}{note}")
+    lines.append("")
+    return "\n".join(lines)
+
+
+_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
+
+
+def _print(result: object) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from profiling.analysis.findings import TraceFindings
+    from tui.names import short_name, visible
+
+    assert isinstance(result, TraceFindings)
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = 160
+    head = Text(visible(result.path), style="bold")
+    if result.regions:
+        head.append("  regions: " + ", ".join(visible(r) for r in result.regions))
+    console.print(head)
+    for note in result.notes:
+        console.print(Text(visible(note), style="dim"))
+    for f in result.findings:
+        line = Text()
+        line.append(f"{f.severity:>6} ", style=_STYLE.get(f.severity, ""))
+        line.append(visible(f.title), style="bold")
+        line.append(f"  [{f.id}] {visible(f.region)} " + " ".join(f"#{i}" for i in f.instances),
+                    style="dim")
+        console.print(line)
+        if f.detail:
+            console.print(Text("       " + visible(f.detail)))
+        console.print(Text("       try: " + visible(f.suggestion), style="green"))
+        for e in f.evidence:
+            row = Text(f"         row {e.row:>7} ", style="dim")
+            row.append(short_name(e.name, 60))
+            row.append(f"  {e.kind} {e.dur_us:.1f} µs @ {e.start_us:.1f} µs", style="dim")
+            if e.note:
+                row.append(f"  {visible(e.note)}")
+            if e.launched_by:
+                row.append(f"  ← {visible(e.launched_by)}", style="dim")
+            console.print(row)
