@@ -8,9 +8,11 @@ profiler_util.py (``EventList._populate_cpu_children``, ``_remove_dup_nodes``,
   driver calls) and the device slices (kernel, memcpy, memset, cuda_sync,
   gpu_user_annotation).  Names torch filters (``aten::is_leaf``,
   ``profiler::_record_function_enter_new``, ...) are dropped first.
-  ``python_function`` slices are left out, as torch up to 2.12 does (its
-  ``KinetoEvent`` list never held them); torch 2.13 made them events of their
-  own, so ``python_functions=True`` reproduces that newer table.
+  ``python_function`` slices (``with_stack=True``) are left out, as torch
+  2.11 (the capture machine's) does: they are in its trace but not in its
+  table.  torch 2.13 makes them events of their own (rows, and parents of the
+  ops they call); ``python_functions=True`` reproduces that newer table.  The
+  trace does not say which torch wrote it, so the caller chooses.
 * Host events nest per thread with torch's stack rule (``nesting.nest``);
   ``self_cpu`` is a slice's duration minus its children's.
 * Device time: a device slice is attached to every host event whose own id

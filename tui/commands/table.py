@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.loading import load_for_command
 
     trace = load_for_command(args.path, args)
-    table = key_averages(trace)
+    table = key_averages(trace, python_functions=getattr(args, "python_functions", False))
     try:
         rows = sort_rows(table.rows, args.sort) if args.sort else list(table.rows)
     except KeyError:
