@@ -10,28 +10,30 @@ objects are built) and decodes the one entry asked for.
 from __future__ import annotations
 
 import bisect
-import mmap
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
 from profiling.errors import TraceError
 from profiling.trace.decode import chunk_entries
+from profiling.trace.lenient import loads_lenient
+
+
+class SpanSource(Protocol):
+    """The trace's JSON text, by byte range (None when the file has changed)."""
+
+    def read(self, lo: int, hi: int) -> bytes | None: ...
 
 
 class ChunkedArgs:
     """``args`` by entry index, from the text of a loaded trace."""
 
     def __init__(
-        self,
-        text: bytes | mmap.mmap | Callable[[], bytes | mmap.mmap],
-        spans: list[tuple[int, int]],
-        entry_starts: list[int],
+        self, text: SpanSource, spans: list[tuple[int, int]], entry_starts: list[int]
     ) -> None:
-        # A callable opens the text on first use (a trace reopened from the cache
-        # never maps or decompresses its file unless args are asked for).
+        # The text is read on first use (a trace reopened from the cache never
+        # reads or decompresses its file unless args are asked for).
         self._text = text
         self._spans = spans  # (lo, hi) bytes of each chunk
         self._entry_starts = entry_starts  # index of each chunk's first entry
@@ -46,18 +48,20 @@ class ChunkedArgs:
             k = bisect.bisect_right(self._entry_starts, entry) - 1
             raws = self._chunk(k)
             j = entry - self._entry_starts[k]
-            out.append(_args_of(raws[j]) if 0 <= j < len(raws) else {})
+            try:
+                out.append(_args_of(raws[j]) if 0 <= j < len(raws) else {})
+            except RecursionError:  # args nested thousands of levels deep
+                out.append({})
         return out
 
-    def _chunk(self, k: int) -> list[msgspec.Raw]:
+    def _chunk(self, k: int) -> list[Any]:
         raws = self._cache.get(k)
         if raws is None:
             lo, hi = self._spans[k]
             try:
-                if callable(self._text):
-                    self._text = self._text()
-                raws = chunk_entries(self._text, lo, hi)
-            except (msgspec.DecodeError, ValueError, OSError, TraceError):
+                text = self._text.read(lo, hi)
+                raws = [] if text is None else chunk_entries(text, 0, hi - lo)
+            except (msgspec.DecodeError, ValueError, OSError, TraceError, RecursionError):
                 raws = []  # the file changed under us; show no args rather than wrong ones
             self._cache[k] = raws
             while len(self._cache) > 4:
@@ -71,11 +75,17 @@ class _ArgsOnly(msgspec.Struct):
     args: Any = None
 
 
-def _args_of(raw: msgspec.Raw) -> dict[str, Any]:
-    try:
-        value = msgspec.json.decode(raw, type=_ArgsOnly).args
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return {}
+def _args_of(raw: Any) -> dict[str, Any]:
+    """The ``args`` of one entry: raw JSON, or a value the lenient reader decoded."""
+    if isinstance(raw, msgspec.Raw):
+        try:
+            raw = {"args": msgspec.json.decode(raw, type=_ArgsOnly).args}
+        except msgspec.ValidationError:
+            return {}
+        except msgspec.DecodeError:  # NaN tokens or bytes that are not UTF-8
+            lenient = loads_lenient(bytes(raw))
+            raw = None if lenient is None else lenient[0]
+    value = raw.get("args") if isinstance(raw, dict) else None
     if value is None:
         return {}
     return value if isinstance(value, dict) else {"args": value}

@@ -67,7 +67,7 @@ def build_trace(
     ts, dur, ph = col["ts"], col["dur"], col["ph"]
     kind = _kinds(ph, cats, string_list)
 
-    valid = np.isfinite(ts)
+    valid = np.abs(ts) < 9.2e15  # NaN (absent) and times beyond int64 nanoseconds fail
     if not valid.all():
         warnings.append(f"skipped {int((~valid).sum())} events with no usable 'ts'")
     no_ph = ph == 0

@@ -20,7 +20,12 @@ import msgspec
 import numpy as np
 
 from profiling.errors import TraceError
-from profiling.trace.lenient import lenient_event
+from profiling.trace.lenient import (
+    event_from_value,
+    lenient_event,
+    loads_lenient,
+    mask_for_structure,
+)
 from profiling.trace.split import raise_malformed
 
 
@@ -113,15 +118,15 @@ def decode_chunk(
         return _columns(_EVENTS.decode(doc), end, warnings)
     except msgspec.ValidationError:
         pass
-    except msgspec.DecodeError as exc:
-        if not (last and open_end):
-            _raise_at(exc, lo - 1, where)
-        doc, end = _repair_cut(bytes(body), lo, where, warnings)
-        try:
-            return _columns(_EVENTS.decode(doc), end, warnings)
-        except msgspec.ValidationError:
-            pass
-    events, skipped = _decode_leniently(doc, lo, where)
+    except msgspec.DecodeError:
+        if last and open_end:
+            doc, end = _repair_cut(bytes(body), lo, where, warnings)
+            try:
+                return _columns(_EVENTS.decode(doc), end, warnings)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                pass
+    # Slow path: fields of the wrong types, or text only a lenient reader accepts.
+    events, skipped = _decode_leniently(doc, lo, where, warnings)
     if skipped:
         warnings.append(f"skipped {skipped} entries that are not events (wrong types or shape)")
     chunk = _columns(events, end, warnings)
@@ -137,10 +142,20 @@ def _content_end(raw: bytes) -> int:
     return stop
 
 
-def chunk_entries(text: bytes | mmap.mmap, lo: int, hi: int) -> list[msgspec.Raw]:
-    """Every entry of a chunk as raw JSON, in order (for reading ``args`` lazily)."""
+def chunk_entries(text: bytes | mmap.mmap, lo: int, hi: int) -> list[Any]:
+    """Every entry of a chunk, in order (for reading ``args`` lazily): raw JSON, or
+    already decoded values where the text is JSON only to a lenient reader."""
     body = bytes(text[lo:hi]).rstrip().rstrip(b",")
-    return _RAW_LIST.decode(b"[" + body + b"]") if body.strip() else []
+    if not body.strip():
+        return []
+    doc = b"[" + body + b"]"
+    try:
+        return _RAW_LIST.decode(doc)
+    except msgspec.DecodeError:
+        lenient = loads_lenient(doc)
+        if lenient is None or not isinstance(lenient[0], list):
+            raise
+        return lenient[0]
 
 
 def _repair_cut(body: bytes, lo: int, where: str, warnings: list[str]) -> tuple[bytes, int]:
@@ -148,23 +163,25 @@ def _repair_cut(body: bytes, lo: int, where: str, warnings: list[str]) -> tuple[
 
     The Trace Event Format allows an array without its closing bracket, and a
     profiler killed mid-write leaves half an event: both end up here.  Candidate
-    cut points (a ``}`` that could close an event) are tried from the end.
+    cut points (a ``}`` that could close an event) are tried from the end, on a
+    copy where NaN tokens and bad bytes are masked (same offsets), so only the
+    structure decides where the last complete event ends.
     """
+    probe = mask_for_structure(body)
     pos = len(body)
     for _ in range(256):
-        pos = body.rfind(b"}", 0, pos)
+        pos = probe.rfind(b"}", 0, pos)
         if pos < 0:
             break
-        doc = b"[" + body[: pos + 1] + b"]"
         try:
-            _RAW_LIST.decode(doc)
+            _RAW_LIST.decode(b"[" + probe[: pos + 1] + b"]")
         except msgspec.DecodeError:
             continue
         warnings.append(
             f"file cut short: kept every complete event, dropped the last {len(body) - pos - 1} "
             "bytes (an unfinished event)"
         )
-        return doc, lo + pos + 1
+        return b"[" + body[: pos + 1] + b"]", lo + pos + 1
     if not body.strip(b"{ \t\r\n"):
         warnings.append("file cut short before its first complete event")
         return b"[]", lo
@@ -173,24 +190,64 @@ def _repair_cut(body: bytes, lo: int, where: str, warnings: list[str]) -> tuple[
     )
 
 
-def _decode_leniently(doc: bytes, lo: int, where: str) -> tuple[list[Event], int]:
+def _decode_leniently(
+    doc: bytes, lo: int, where: str, warnings: list[str]
+) -> tuple[list[Event], int]:
     """Event by event: keep what can be read, count what cannot (skipped entries keep
-    their place in the entry numbering, so rows still map back to the file)."""
+    their place in the entry numbering, so rows still map back to the file).
+
+    Entries of the wrong types are converted field by field; text that strict JSON
+    rejects (NaN tokens, bytes that are not UTF-8) is read with Python's rules.
+    """
+    repairs: dict[str, None] = {}
     try:
-        raws = _RAW_LIST.decode(doc)
+        entries: list[Any] = _RAW_LIST.decode(doc)
+        raw = True
     except msgspec.DecodeError as exc:
-        _raise_at(exc, lo - 1, where)
-        raise
+        lenient = loads_lenient(doc)
+        if lenient is None or not isinstance(lenient[0], list):
+            _raise_at(exc, lo - 1, where)
+            raise
+        entries, raw = lenient[0], False
+        repairs.update(dict.fromkeys(lenient[1]))
     events: list[Event] = []
-    skipped = 0
-    for raw in raws:
-        event = lenient_event(raw)
+    skipped = coerced = relaxed = 0
+    for entry in entries:
+        event = None
+        if raw:
+            try:
+                event = _EVENT.decode(entry)
+            except msgspec.ValidationError:
+                event = lenient_event(entry)
+                coerced += event is not None
+            except msgspec.DecodeError:  # bad bytes or NaN inside this entry only
+                lenient = loads_lenient(bytes(entry))
+                if lenient is not None:
+                    event = event_from_value(lenient[0])
+                    repairs.update(dict.fromkeys(lenient[1]))
+                    relaxed += event is not None
+        else:
+            event = event_from_value(entry)
+            relaxed += event is not None
         if event is None:
             skipped += 1
             events.append(Event(ph="\x00"))  # placeholder, dropped by _columns
         else:
             events.append(event)
+    if repairs:
+        warnings.append(
+            f"read {relaxed} events with a lenient JSON reader: the text holds "
+            + " and ".join(repairs)
+        )
+    if coerced:
+        warnings.append(
+            f"read {coerced} events whose fields have unexpected JSON types "
+            "(e.g. a string 'ts'); converted what could be"
+        )
     return events, skipped
+
+
+_EVENT = msgspec.json.Decoder(Event)
 
 
 def _raise_at(exc: msgspec.DecodeError, offset: int, where: str) -> None:
@@ -275,8 +332,8 @@ def _ids(values: list[int | str]) -> list[Any]:
 
 
 def _as_number(value: Any) -> Any:
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:
+        return int(value)  # ASCII only: '²'.isdigit() is True, but int('²') fails
     return value
 
 

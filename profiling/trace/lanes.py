@@ -122,7 +122,7 @@ def build_lanes(
 
 
 def _stream_number(tid: Any) -> int:
-    digits = "".join(ch for ch in str(tid) if ch.isdigit())
+    digits = "".join(ch for ch in str(tid) if "0" <= ch <= "9")
     return int(digits[:18]) if digits else 0
 
 

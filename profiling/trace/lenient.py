@@ -1,4 +1,6 @@
-"""Make sense of one event whose fields have the wrong JSON types.
+"""Make sense of what typed decoding rejects: events with fields of the wrong JSON
+types, and text that is not strict JSON (``NaN``/``Infinity`` tokens, bytes that
+are not UTF-8).
 
 Only used for chunks that failed typed decoding, so speed matters less than
 keeping every event that carries a usable phase, name and time.
@@ -6,26 +8,33 @@ keeping every event that carries a usable phase, name and time.
 
 from __future__ import annotations
 
+import codecs
+import json
 import math
+import re
 from typing import Any
 
 import msgspec
 
 _EVENT = msgspec.json.Decoder()
+_NONFINITE = re.compile(rb"-?Infinity|NaN")
+_MASKS = {b"NaN": b"0.0", b"Infinity": b"0.000000", b"-Infinity": b"-0.000000"}
 
 
 def lenient_event(raw: msgspec.Raw) -> Any:
-    """An ``Event`` built field by field, or None if the entry is not an event object."""
-    from profiling.trace.decode import Args, Event  # the types live with the fast path
-
-    try:
-        return msgspec.json.decode(raw, type=Event)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        pass
+    """An ``Event`` built field by field (for an entry that typed decoding rejected),
+    or None if the entry is not an event object."""
     try:
         value = _EVENT.decode(raw)
     except msgspec.DecodeError:
         return None
+    return event_from_value(value)
+
+
+def event_from_value(value: Any) -> Any:
+    """An ``Event`` from an already decoded JSON value, or None if it is not an object."""
+    from profiling.trace.decode import Args, Event  # the types live with the fast path
+
     if not isinstance(value, dict):
         return None
     args = value.get("args")
@@ -50,6 +59,58 @@ def lenient_event(raw: msgspec.Raw) -> Any:
             sort_index=_as_int(args.get("sort_index")),
         ),
     )
+
+
+# ---- text that is JSON only to a lenient reader ----
+
+
+def loads_lenient(doc: bytes) -> tuple[Any, list[str]] | None:
+    """Decode ``doc`` with Python's JSON rules, which accept ``NaN``, ``Infinity`` and
+    ``-Infinity`` (as Python's ``json.dumps`` writes them), after replacing bytes
+    that are not UTF-8 with U+FFFD.  Returns (value, what was repaired), or None if
+    even that does not make it JSON.  Deeply nested text raises RecursionError.
+    """
+    repairs: list[str] = []
+    try:
+        text = doc.decode("utf-8")
+    except UnicodeDecodeError:
+        text = doc.decode("utf-8", errors="replace")
+        repairs.append("bytes that are not UTF-8 (shown as \ufffd)")
+    nonfinite = _NONFINITE.search(doc) is not None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if nonfinite:
+        repairs.append("NaN/Infinity tokens (not JSON; read as Python's json reads them)")
+    return value, repairs
+
+
+def mask_for_structure(text: Any) -> bytes:
+    """A copy of ``text`` of the same length that strict JSON decoders accept, when
+    the only trouble is ``NaN``/``Infinity`` tokens or bytes that are not UTF-8.
+
+    Good for finding *where* things are (offsets are unchanged), never for values:
+    tokens become zeros (inside strings too: those stay strings) and bad bytes '?'.
+    """
+    data = _mask_utf8(text)
+    return _NONFINITE.sub(lambda m: _MASKS[m.group()], data)
+
+
+def _mask_utf8(text: Any, block: int = 16 << 20) -> bytes:
+    """Each byte that is not part of valid UTF-8 replaced by '?' (same length)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+    out: list[bytes] = []
+    n = len(text)
+    for pos in range(0, n, block):
+        piece = decoder.decode(bytes(text[pos : pos + block]), final=pos + block >= n)
+        out.append(piece.encode("utf-8", errors="replace"))
+    if n == 0:
+        return b""
+    return b"".join(out)
+
+
+# ---- field coercion ----
 
 
 def _or(value: Any, default: Any) -> Any:
@@ -85,8 +146,12 @@ def _as_int(value: Any) -> int | None:
         return value if -(2**63) <= value < 2**63 else None
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+    if isinstance(value, str) and value.isascii():
+        try:
+            number = int(value.strip())
+        except ValueError:  # not a number, or too many digits to be one
+            return None
+        return number if -(2**63) <= number < 2**63 else None
     return None
 
 

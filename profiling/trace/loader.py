@@ -20,7 +20,7 @@ from profiling.trace.cache import MIN_CACHE_BYTES, read_cache, write_cache
 from profiling.trace.columns import build_trace
 from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.model import Trace
-from profiling.trace.reader import Source, check_path, open_source, release_pages
+from profiling.trace.reader import Source, TextSpans, check_path, open_source, release_pages
 from profiling.trace.split import EventsSpan, chunk_bounds, find_events
 
 Progress = Callable[[str, float], None]
@@ -56,7 +56,9 @@ def load_trace(
         if hit is not None:
             trace, meta = hit
             trace.args_source = ChunkedArgs(
-                lambda: open_source(path).text, meta.chunk_spans, meta.entry_starts
+                TextSpans(str(path), st.st_size, st.st_mtime_ns, gzipped=meta.gzipped),
+                meta.chunk_spans,
+                meta.entry_starts,
             )
             report("done", 1.0)
             return trace
@@ -73,12 +75,47 @@ def _parse(
 ) -> tuple[Trace, list[tuple[int, int]], list[int], bool]:
     """Parse the file itself: the model, plus where its chunks lie (for args and cache)."""
     source = open_source(path)
+    try:
+        parsed = _parse_source(source, report, workers)
+    except RecursionError:
+        raise TraceError(
+            "JSON nested too deeply to read (about a thousand levels or more)",
+            source.path,
+            "profiler traces nest a few levels; this file is damaged or not a trace",
+        ) from None
+    _warn_if_changed(source, parsed[0].warnings)
+    return parsed
+
+
+def _warn_if_changed(source: Source, warnings: list[str]) -> None:
+    """A file that changed while it was read (still being written?) is worth a line."""
+    try:
+        st = os.stat(source.path)
+    except OSError:
+        warnings.append("the file was removed or moved while it was read")
+        return
+    if (st.st_size, st.st_mtime_ns) != (source.size, source.mtime_ns):
+        warnings.append(
+            "the file changed while it was read (still being written?): "
+            "this is what it held when reading began"
+        )
+
+
+def _parse_source(
+    source: Source, report: Progress, workers: int | None
+) -> tuple[Trace, list[tuple[int, int]], list[int], bool]:
     span = find_events(source.text, source.start, source.path)
     release_pages(source.text, 0, len(source.text))  # the scan touched every page
     bounds = chunk_bounds(source.text, span)
     report("decode", 0.05)
     chunks = _decode_all(source, span, bounds, workers, report)
     entries = sum(c.n_entries for c in chunks)
+    if not entries and not span.closed:
+        raise TraceError(
+            "file ends early, before its first complete event",
+            source.path,
+            "the profiler stopped while writing; capture the trace again",
+        )
     if entries and sum(c.skipped for c in chunks) == entries:
         raise TraceError(
             f"JSON, but not a trace: none of its {entries} entries is an event object",
@@ -96,14 +133,23 @@ def _parse(
         span.metadata,
         span.warnings,
         source.path,
-        ChunkedArgs(source.text, spans, entry_starts),
+        ChunkedArgs(_spans_of(source), spans, entry_starts),
     )
     if not span.closed and not any("cut short" in w for w in trace.warnings):
         trace.warnings.append(
-            "the event list has no closing ']' (allowed by the Trace Event Format); "
+            "file cut short after a complete event: every event was read"
+            if span.cut_short
+            else "the event list has no closing ']' (allowed by the Trace Event Format); "
             "every event was read"
         )
     return trace, spans, entry_starts, source.gzipped
+
+
+def _spans_of(source: Source) -> TextSpans:
+    """Where lazy args come from: the file read again (never kept mapped), or the
+    decompressed text of a gzip file."""
+    text = source.text if source.gzipped and isinstance(source.text, bytes) else None
+    return TextSpans(source.path, source.size, source.mtime_ns, text, source.gzipped)
 
 
 def _decode_all(

@@ -83,37 +83,73 @@ def open_source(path: str | os.PathLike[str]) -> Source:
         raise TraceError("permission denied", where, "check the file's permissions") from None
     except OSError as exc:
         raise TraceError(f"cannot read ({exc.strerror or exc})", where, "check the file") from None
-    start = _check_text(text, where, st.st_size)
+    start = _check_text(text, where, len(text))
     return Source(where, text, start, st.st_size, st.st_mtime_ns, head[:2] == GZIP_MAGIC)
 
 
 def _check_text(text: bytes | mmap.mmap, where: str, size: int) -> int:
     """Reject empty and non-UTF-8 text; return where the JSON starts (after a BOM)."""
     head = bytes(text[:4])
+    start = 0
     for bom, encoding in _BOMS.items():
         if head.startswith(bom):
             if encoding is None:
-                return len(bom)
-            raise TraceError(
-                f"file is {encoding} text; traces are UTF-8",
-                where,
-                f"convert it, e.g. iconv -f {encoding} -t UTF-8",
-            )
-    if len(text) == 0 or not _has_non_space(text):
+                start = len(bom)
+                break
+            _raise_wide(encoding, where)
+    encoding = _wide_encoding(head) if start == 0 else None
+    if encoding is not None:
+        _raise_wide(encoding, where)
+    if len(text) == start or not _has_non_space(text, start):
+        if size == 0:
+            what = "file is empty"
+        elif len(text) == start:
+            what = "file holds only a byte-order mark"
+        elif _only_zero_bytes(text, start):
+            what = "file holds only zero bytes (it was never written, e.g. after a crash)"
+        else:
+            what = "file holds only whitespace"
         raise TraceError(
-            "file is empty" if size == 0 else "file holds only whitespace",
-            where,
-            "the profiler may have stopped before writing; capture the trace again",
+            what, where, "the profiler may have stopped before writing; capture the trace again"
         )
-    return 0
+    return start
 
 
-def _has_non_space(text: bytes | mmap.mmap) -> bool:
+def _raise_wide(encoding: str, where: str) -> None:
+    raise TraceError(
+        f"file is {encoding} text; traces are UTF-8",
+        where,
+        f"convert it, e.g. iconv -f {encoding} -t UTF-8",
+    )
+
+
+def _wide_encoding(head: bytes) -> str | None:
+    """UTF-16/32 without a BOM, told by where the zero bytes of ASCII text fall."""
+    if len(head) < 4 or 0 not in head or head.strip(b"\x00")[:1] not in (b"{", b"[", b" ", b"\n"):
+        return None
+    zeros = tuple(b == 0 for b in head)
+    return {
+        (False, True, True, True): "UTF-32LE",
+        (True, True, True, False): "UTF-32BE",
+        (False, True, False, True): "UTF-16LE",
+        (True, False, True, False): "UTF-16BE",
+    }.get(zeros)
+
+
+def _has_non_space(text: bytes | mmap.mmap, start: int = 0) -> bool:
     step = 1 << 20
-    for pos in range(0, len(text), step):
-        if bytes(text[pos : pos + step]).strip():
+    for pos in range(start, len(text), step):
+        if bytes(text[pos : pos + step]).strip(b" \t\r\n\x00"):
             return True
     return False
+
+
+def _only_zero_bytes(text: bytes | mmap.mmap, start: int) -> bool:
+    step = 1 << 20
+    for pos in range(start, len(text), step):
+        if bytes(text[pos : pos + step]).strip(b"\x00"):
+            return False
+    return True
 
 
 def gunzip(data: bytes, where: str) -> bytes:
@@ -164,3 +200,37 @@ def release_pages(text: bytes | mmap.mmap, lo: int, hi: int) -> None:
             text.madvise(mmap.MADV_DONTNEED, start, length)
         except (OSError, ValueError):
             pass
+
+
+class TextSpans:
+    """Byte ranges of a loaded trace's JSON text, read again on demand (lazy ``args``).
+
+    The file is not kept mapped: a mapping kills the process (SIGBUS) when the file
+    is truncated while the trace is open, e.g. by a profiler writing it again.  Each
+    read checks the file is the one that was loaded (size and mtime) and returns
+    None when it is not, since the loaded offsets mean nothing in a changed file.
+    Gzip text is kept decompressed (it cannot be read in place).
+    """
+
+    def __init__(
+        self, path: str, size: int, mtime_ns: int, text: bytes | None = None, gzipped: bool = False
+    ) -> None:
+        self.path = path
+        self._identity = (size, mtime_ns)
+        self._text = text
+        self._gzipped = gzipped or text is not None
+
+    def read(self, lo: int, hi: int) -> bytes | None:
+        if self._text is not None:
+            return bytes(self._text[lo:hi])
+        try:
+            with open(self.path, "rb") as f:
+                st = os.fstat(f.fileno())
+                if (st.st_size, st.st_mtime_ns) != self._identity:
+                    return None
+                if self._gzipped:
+                    self._text = gunzip(f.read(), self.path)
+                    return bytes(self._text[lo:hi])
+                return os.pread(f.fileno(), hi - lo, lo)
+        except (OSError, TraceError):
+            return None

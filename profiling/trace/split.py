@@ -18,6 +18,7 @@ import msgspec
 import numpy as np
 
 from profiling.errors import TraceError
+from profiling.trace.lenient import loads_lenient, mask_for_structure
 
 CHUNK_BYTES = 16 << 20
 _BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
@@ -31,6 +32,7 @@ class EventsSpan:
     begin: int
     end: int
     closed: bool  # the list had its closing ']' (else: cut short, or the open array form)
+    cut_short: bool = False  # an object-form file that ends inside its event list
     metadata: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -62,15 +64,30 @@ def _array_span(text: bytes | mmap.mmap, first: int) -> EventsSpan:
 
 
 def _object_span(text: bytes | mmap.mmap, first: int, where: str) -> EventsSpan:
+    view = memoryview(text)[first:] if first else text
     try:
-        view = memoryview(text)[first:] if first else text
-        top = msgspec.json.decode(view, type=dict[str, msgspec.Raw])
+        top = _decode_top(view)
+        base, shift = text, 0
     except msgspec.ValidationError:
         raise TraceError("JSON, but not a trace (odd top-level keys)", where, _TRACE_HINT) from None
     except msgspec.DecodeError as exc:
-        if "truncated" not in str(exc):
+        if "truncated" in str(exc):
+            return _truncated_object_span(text, first, where)
+        # NaN/Infinity tokens or bytes that are not UTF-8 (the chunk decoder reads
+        # those leniently): find the structure in a masked copy with the same offsets.
+        masked = mask_for_structure(view)
+        try:
+            top = _decode_top(masked)
+        except msgspec.ValidationError:
+            raise TraceError(
+                "JSON, but not a trace (odd top-level keys)", where, _TRACE_HINT
+            ) from None
+        except msgspec.DecodeError as again:
+            if "truncated" in str(again):
+                return _truncated_object_span(text, first, where)
             raise_malformed(exc, where)
-        return _truncated_object_span(text, first, where)
+            raise
+        base, shift = masked, first
     if "traceEvents" not in top:
         keys = ", ".join(sorted(top)[:5]) or "none"
         raise TraceError(
@@ -81,16 +98,48 @@ def _object_span(text: bytes | mmap.mmap, first: int, where: str) -> EventsSpan:
     events = top.pop("traceEvents")
     span = EventsSpan(0, 0, True)
     for key, raw in top.items():
-        try:
-            span.metadata[key] = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        at = offset_in(raw, base) + shift
+        value = _decode_value(bytes(text[at : at + len(raw)]))
+        if value is _UNREADABLE:
             span.warnings.append(f"top-level key {key!r} could not be decoded and was ignored")
-    begin = offset_in(events, text)
+        else:
+            span.metadata[key] = value
+    begin = offset_in(events, base) + shift
     body = bytes(memoryview(events)[:1])
     if body != b"[":
         raise TraceError("JSON, but 'traceEvents' is not a list", where, _TRACE_HINT)
     span.begin, span.end = begin + 1, begin + len(events) - 1
+    _warn_duplicate_events_key(text, first, span)
     return span
+
+
+_UNREADABLE = object()
+
+
+def _decode_top(text: Any) -> dict[str, msgspec.Raw]:
+    return msgspec.json.decode(text, type=dict[str, msgspec.Raw])
+
+
+def _decode_value(raw: bytes) -> Any:
+    """A top-level value, strict JSON first, then as Python's json would read it."""
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        lenient = loads_lenient(raw)
+        return _UNREADABLE if lenient is None else lenient[0]
+
+
+def _warn_duplicate_events_key(text: bytes | mmap.mmap, first: int, span: EventsSpan) -> None:
+    """JSON readers keep the last of duplicate keys; say so when 'traceEvents' repeats.
+
+    Only the text outside the chosen list is searched (the top-level keys around it).
+    """
+    key = b'"traceEvents"'
+    chosen = text.rfind(key, first, span.begin)
+    if text.find(key, first, max(chosen, first)) >= 0 or text.find(key, span.end) >= 0:
+        span.warnings.append(
+            "the file has more than one 'traceEvents' list; used the last, as JSON readers do"
+        )
 
 
 def _truncated_object_span(text: bytes | mmap.mmap, first: int, where: str) -> EventsSpan:
@@ -103,14 +152,13 @@ def _truncated_object_span(text: bytes | mmap.mmap, first: int, where: str) -> E
     bracket = text.find(b"[", key)
     if bracket < 0:
         raise TraceError("file ends early, inside 'traceEvents'", where, "capture it again")
-    span = EventsSpan(bracket + 1, len(text), False)
+    span = EventsSpan(bracket + 1, len(text), False, cut_short=True)
     head = bytes(text[first:key]).rstrip().rstrip(b",")
     if head.strip() != b"{":
-        try:
-            value = msgspec.json.decode(head + b"}")
-            if isinstance(value, dict):
-                span.metadata = value
-        except msgspec.DecodeError:
+        value = _decode_value(head + b"}")
+        if isinstance(value, dict):
+            span.metadata = value
+        else:
             span.warnings.append("the top-level keys before 'traceEvents' could not be read")
     return span
 
