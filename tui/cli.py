@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AttnTuiError as exc:
         if args.debug:
             raise
-        print(f"attn-tui {args.command}: {exc.line()}", file=sys.stderr)
+        _say(args.command, exc.line())
         return exc.exit_code
     except KeyboardInterrupt:
         if args.debug:
@@ -144,6 +144,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug, not the user's doing: still one line, no traceback
+        if args.debug:
+            raise
+        _say(args.command, f"internal error ({type(exc).__name__}: {exc}) "
+             "(this is a bug: rerun with --debug and report the traceback)")
+        return 70  # EX_SOFTWARE
+
+
+def _say(command: str, line: str) -> None:
+    """One line on stderr; control characters from paths or names are shown escaped."""
+    from tui.names import visible
+
+    print(f"attn-tui {command}: {visible(line)}", file=sys.stderr)
 
 
 if __name__ == "__main__":
