@@ -53,6 +53,8 @@ def _print(listing: list) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from tui.names import visible
+
     console = Console(highlight=False, soft_wrap=False)
     if not console.is_terminal:
         console.width = 200
@@ -62,7 +64,7 @@ def _print(listing: list) -> None:
             counts[k.kind] = counts.get(k.kind, 0) + 1
         what = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items())
         title = Text(
-            f"{inst.region} #{inst.instance}: starts {inst.start_us / 1000.0:.3f} ms, "
+            f"{visible(inst.region)} #{inst.instance}: starts {inst.start_us / 1000.0:.3f} ms, "
             f"CPU {inst.cpu_time_us:.1f} us, GPU {inst.device_time_us:.1f} us"
             + (f", {what}" if what else ", no GPU events launched")
         )
@@ -77,6 +79,6 @@ def _print(listing: list) -> None:
         for n, k in enumerate(inst.kernels):
             t.add_row(Text(str(n)), Text(f"{k.start_offset_us:.1f} us"),
                       Text(f"{k.dur_us:.1f} us"), Text(k.kind),
-                      Text("" if k.stream is None else str(k.stream)), Text(k.name),
-                      Text(k.launched_by or "-"))
+                      Text("" if k.stream is None else visible(str(k.stream))),
+                      Text(visible(k.name)), Text(visible(k.launched_by or "-")))
         console.print(t)

@@ -33,11 +33,13 @@ def _print(stats: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from tui.names import visible
+
     console = Console(highlight=False, soft_wrap=False)
     if not console.is_terminal:
         console.width = 200
     console.print(Text(
-        f"{stats['path']}: {stats['events']} events, {stats['rows']} rows, "
+        f"{visible(stats['path'])}: {stats['events']} events, {stats['rows']} rows, "
         f"{stats['duration_us'] / 1000.0:.3f} ms, {stats['gpu_events']} GPU events "
         f"({stats['orphans']} with no launch in the trace)"
     ))
@@ -47,8 +49,9 @@ def _print(stats: dict[str, Any]) -> None:
                             ("label", "left"), ("events", "right")):
         lanes.add_column(header, justify=justify, no_wrap=True)
     for lane in stats["lanes"]:
-        lanes.add_row(Text(lane["kind"]), Text(str(lane["pid"])), Text(str(lane["tid"])),
-                      Text(lane["label"]), Text(str(lane["events"])))
+        lanes.add_row(Text(lane["kind"]), Text(visible(str(lane["pid"]))),
+                      Text(visible(str(lane["tid"]))), Text(visible(lane["label"])),
+                      Text(str(lane["events"])))
     console.print(lanes)
 
     if stats["regions"]:
@@ -59,7 +62,7 @@ def _print(stats: dict[str, Any]) -> None:
             regions.add_column(header, justify="right", no_wrap=True)
         for name, r in stats["regions"].items():
             regions.add_row(
-                Text(name), Text(str(r["instances"])),
+                Text(visible(name)), Text(str(r["instances"])),
                 Text(f"{r['cpu_time_avg_us']:.1f} us"), Text(f"{r['device_time_avg_us']:.1f} us"),
                 Text(f"{r['kernels_per_instance']:g}"), Text(f"{r['memcpy_per_instance']:g}"),
                 Text(f"{r['memset_per_instance']:g}"),
@@ -76,10 +79,11 @@ def _print(stats: dict[str, Any]) -> None:
         copies.add_column("launched by", overflow="fold")
         copies.add_column("regions", overflow="fold")
         for name, c in stats["copies"].items():
-            copies.add_row(Text(name), Text(str(c["count"])),
-                           Text(f"{c['total_us']:.1f} us"), Text(", ".join(c["launched_by"])),
-                           Text(", ".join(c["regions"])))
+            copies.add_row(Text(visible(name)), Text(str(c["count"])),
+                           Text(f"{c['total_us']:.1f} us"),
+                           Text(visible(", ".join(c["launched_by"]))),
+                           Text(visible(", ".join(c["regions"]))))
         console.print(copies)
 
     for warning in stats["warnings"]:
-        console.print(Text("warning: " + warning))
+        console.print(Text("warning: " + visible(warning)))

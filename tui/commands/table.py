@@ -67,6 +67,8 @@ def _print_table(rows: list, self_cpu_total: float, self_device_total: float,
     from rich.table import Table
     from rich.text import Text
 
+    from tui.names import visible
+
     console = Console(highlight=False, soft_wrap=False)
     if not console.is_terminal:
         console.width = 240
@@ -80,7 +82,7 @@ def _print_table(rows: list, self_cpu_total: float, self_device_total: float,
     t.add_column("# of Calls", justify="right", no_wrap=True)
     for r in rows:
         cells = [
-            Text(r.key),
+            Text(visible(r.key)),
             format_share(r.self_cpu_time_total, self_cpu_total),
             format_time(r.self_cpu_time_total),
             format_share(r.cpu_time_total, self_cpu_total),
