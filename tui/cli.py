@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", metavar="PATH")
     p.add_argument("--sort", default="self_device_time_total", help="column to sort by")
     p.add_argument("--limit", type=_positive_int)
+    p.add_argument(
+        "--python-functions", action="store_true",
+        help="count python_function events as torch >= 2.13 does (default: left out, as 2.11)",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--no-cache", action="store_true")
 
