@@ -63,20 +63,36 @@ def describe(
     origin = trace.start_ns if origin is None else origin
     kind = Kind(int(trace.kind[row]))
     lane = trace.lanes[int(trace.lane[row])]
-    lines: list[tuple[str, str]] = [
-        ("name", visible(trace.name(row))),
-        ("kind", f"{KIND_LABEL.get(kind, 'other')} · category {visible(trace.category(row))!s}"),
-        (
-            "time",
-            f"start {fmt_ns(float(trace.ts_ns[row] - origin))}"
-            f" · duration {fmt_ns(float(trace.dur_ns[row]))}",
-        ),
-    ]
+    what = (
+        f"{KIND_LABEL.get(kind, 'other')} · start {fmt_ns(float(trace.ts_ns[row] - origin))}"
+        f" · duration {fmt_ns(float(trace.dur_ns[row]))} · category {visible(trace.category(row))}"
+    )
+    lines: list[tuple[str, str]] = [("name", visible(trace.name(row))), ("what", what)]
     where = visible(lane.label or str(lane.tid))
     stream = int(trace.stream[row])
-    if stream != NO_ID and kind in GPU_KINDS:
+    if stream != NO_ID and kind in GPU_KINDS and str(stream) not in where:
         where += f" · stream {stream}"
-    lines.append(("lane", where))
+    lines.append(("where", where))
+    if kind in GPU_KINDS:
+        if launch >= 0:
+            via = visible(trace.name(launch))
+            by = visible(trace.name(op)) if op >= 0 else "?"
+            lines.append(("launched by", f"{by} via {via}   (g: go to the launch, b: back)"))
+        else:
+            lines.append(("launched by", "no launching call in this trace"))
+    elif gpu_rows is not None and gpu_rows.size:
+        first = visible(trace.name(int(gpu_rows[0])))
+        more = f" and {gpu_rows.size - 1} more" if gpu_rows.size > 1 else ""
+        gpu_ns = float(trace.dur_ns[gpu_rows].sum())
+        lines.append(
+            (
+                "launched",
+                f"{gpu_rows.size} GPU events, {fmt_ns(gpu_ns)}: {first}{more}"
+                "   (g: go to the first, b: back)",
+            )
+        )
+    if op >= 0 and op != row and kind not in GPU_KINDS:
+        lines.append(("inside op", visible(trace.name(op))))
     args = trace.args(row)
     shown = [k for k in _ARG_KEYS if k in args and k not in ("correlation", "External id")]
     for key in shown:
@@ -88,28 +104,6 @@ def describe(
         ids.append(f"external id {int(trace.external_id[row])}")
     if ids:
         lines.append(("ids", " · ".join(ids)))
-    if kind in GPU_KINDS:
-        if launch >= 0:
-            via = visible(trace.name(launch))
-            by = visible(trace.name(op)) if op >= 0 else "?"
-            lines.append(("launched by", f"{by} via {via}  [g: go to the launch]"))
-        else:
-            lines.append(("launched by", "no launching call found in this trace"))
-    elif gpu_rows is not None and gpu_rows.size:
-        first = visible(trace.name(int(gpu_rows[0])))
-        more = f" and {gpu_rows.size - 1} more" if gpu_rows.size > 1 else ""
-        gpu_ns = float(trace.dur_ns[gpu_rows].sum())
-        lines.append(
-            (
-                "launched",
-                f"{gpu_rows.size} GPU events ({fmt_ns(gpu_ns)}): {first}{more}"
-                "  [g: go to the first]",
-            )
-        )
-        if op >= 0 and op != row:
-            lines.append(("inside op", visible(trace.name(op))))
-    elif op >= 0 and op != row:
-        lines.append(("inside op", visible(trace.name(op))))
     other = [k for k in args if k not in _ARG_KEYS and k not in ("device", "context", "stream")]
     if other:
         extra = ", ".join(f"{visible(str(k))}={arg_text(args[k], 40)}" for k in other[:8])

@@ -29,7 +29,7 @@ KEYMAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("⏎ / space", "fold / unfold the group or lane under the cursor"),
             ("E / C", "unfold / fold every lane"),
             ("l / h , . / ,", "select the next / previous event on the cursor row"),
-            ("g", "jump across CPU/GPU: kernel -> its launch, op or launch -> its first kernel"),
+            ("g", "jump CPU⇄GPU: kernel -> its launch; op or launch -> its first kernel"),
             ("b / backspace", "back to the event selected before the jump"),
             ("esc", "clear the selection"),
             ("mouse", "click selects (on a label: folds); ctrl/shift+wheel zooms"),

@@ -70,6 +70,9 @@ LIGHT = Theme(
 )
 THEMES = (DARK, LIGHT)
 
+COPY_STYLE = {"memcpy": "bold red", "memset": "bold dark_orange"}
+"""Memcpy/Memset rows stand out in the tables as they do on the timeline."""
+
 
 def default_theme(environ: dict[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from tui.fmt import fmt_us
-from tui.names import short_name, visible
+from tui.names import clip, short_name, visible
 from tui.ops_table import (
     COLUMN_KEYS,
     COLUMNS,
@@ -24,6 +24,7 @@ from tui.ops_table import (
     sort_rows,
     totals_of,
 )
+from tui.themes import COPY_STYLE
 
 
 class OpsView(Vertical):
@@ -73,6 +74,9 @@ class OpsView(Vertical):
                 )
             )
 
+    def focus_view(self) -> None:
+        self.table.focus()
+
     def refill(self) -> None:
         try:
             rows = filter_rows(self.all_rows, self.filter_text)
@@ -93,7 +97,10 @@ class OpsView(Vertical):
             cells = []
             for col in COLUMNS:
                 if col.key == "key":
-                    cells.append(Text(short_name(row["key"], limit)))
+                    copy = row["key"].startswith(("Memcpy", "Memset"))
+                    style = COPY_STYLE["memcpy" if row["key"].startswith("Memcpy") else "memset"]
+                    name = clip(short_name(row["key"], limit), limit)
+                    cells.append(Text(name, style=style if copy else ""))
                 elif col.kind == "str":
                     cells.append(Text(visible(cell(row, col))))
                 else:

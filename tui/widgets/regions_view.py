@@ -13,12 +13,18 @@ from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Trace
 from tui.fmt import fmt_ns, fmt_pct
 from tui.links import Links
-from tui.names import short_name, visible
+from tui.names import clip, short_name, visible
 from tui.regions_data import KernelRow, Region, instance_span, kernel_rows
+from tui.themes import COPY_STYLE
 
 
 def _num(text: str) -> Text:
     return Text(text, justify="right")
+
+
+def _col(label: str) -> Text:
+    """A right-aligned header with a leading space, so adjacent headers never touch."""
+    return Text(" " + label, justify="right")
 
 
 class RegionsView(Vertical):
@@ -48,6 +54,7 @@ class RegionsView(Vertical):
         self.current_region: Region | None = None
         self.current_instance: RegionInstance | None = None
         self.kernels: list[KernelRow] = []
+        self._last_focus = "region-names"
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="region-names", cursor_type="row")
@@ -71,12 +78,12 @@ class RegionsView(Vertical):
         names = self.names_table
         names.border_title = "Regions (record_function) · ⏎ instances"
         names.add_column("region", key="name")
-        names.add_column(_num("instances"), key="n")
-        names.add_column(_num("avg CPU"), key="cpu")
-        names.add_column(_num("avg GPU"), key="gpu")
-        names.add_column(_num("kernels"), key="k")
-        names.add_column(_num("memcpy"), key="mc")
-        names.add_column(_num("memset"), key="ms")
+        names.add_column(_col("instances"), key="n")
+        names.add_column(_col("avg CPU"), key="cpu")
+        names.add_column(_col("avg GPU"), key="gpu")
+        names.add_column(_col("kernels"), key="k")
+        names.add_column(_col("memcpy"), key="mc")
+        names.add_column(_col("memset"), key="ms")
         for i, r in enumerate(self.regions):
             s = r.summary
             names.add_row(
@@ -91,19 +98,19 @@ class RegionsView(Vertical):
             )
         inst = self.instances_table
         inst.border_title = "Instances · ⏎ GPU events · z timeline"
-        inst.add_column(_num("#"), key="i")
+        inst.add_column(_col("#"), key="i")
         inst.add_column("name", key="name")
-        inst.add_column(_num("start"), key="start")
-        inst.add_column(_num("CPU time"), key="cpu")
-        inst.add_column(_num("GPU time"), key="gpu")
-        inst.add_column(_num("GPU events"), key="k")
+        inst.add_column(_col("start"), key="start")
+        inst.add_column(_col("CPU time"), key="cpu")
+        inst.add_column(_col("GPU time"), key="gpu")
+        inst.add_column(_col("GPU events"), key="k")
         ker = self.kernels_table
         ker.border_title = "GPU events in GPU order · z timeline"
         ker.add_column("name", key="name")
-        ker.add_column(_num("offset"), key="off")
-        ker.add_column(_num("duration"), key="dur")
-        ker.add_column(_num("share"), key="share")
-        ker.add_column(_num("stream"), key="stream")
+        ker.add_column(_col("offset"), key="off")
+        ker.add_column(_col("duration"), key="dur")
+        ker.add_column(_col("share"), key="share")
+        ker.add_column(_col("stream"), key="stream")
         ker.add_column("launched by", key="by")
         if not self.regions:
             message = self.error or "No record_function regions in this trace."
@@ -140,14 +147,11 @@ class RegionsView(Vertical):
         self.kernels = kernel_rows(self.trace, self.links, self.current_instance)
         table = self.kernels_table
         table.clear()
-        limit = 32 if self.app.size.width < 120 else 56
+        limit = min(max(self.app.size.width - 82, 24), 64)
         for i, k in enumerate(self.kernels):
-            special = k.kind in ("memcpy", "memset")
-            style = (
-                f"bold reverse {'red' if k.kind == 'memcpy' else 'dark_orange'}" if special else ""
-            )
+            style = COPY_STYLE.get(k.kind, "")
             table.add_row(
-                Text(short_name(k.name, limit), style=style),
+                Text(clip(short_name(k.name, limit), limit), style=style),
                 _num(fmt_ns(k.offset_ns)),
                 _num(fmt_ns(k.dur_ns)),
                 _num(fmt_pct(k.share, 1.0)),
@@ -166,6 +170,14 @@ class RegionsView(Vertical):
         text = Text(f"{k.kind} {index}: ", style="bold")
         text.append(visible(k.name))
         label.update(text)
+
+    def focus_view(self) -> None:
+        """Focus the table that had focus when the view was left."""
+        self.query_one(f"#{self._last_focus}", DataTable).focus()
+
+    def on_descendant_focus(self, event) -> None:
+        if isinstance(event.widget, DataTable) and event.widget.id:
+            self._last_focus = event.widget.id
 
     # ---- events ----
 

@@ -174,6 +174,11 @@ class Timeline(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         index = y + int(self.scroll_y)
         width = self.size.width
+        if not self.model.rows and y == 1 and width > 0:
+            note = "  This trace has no events to draw."
+            return Strip([Segment(note, self._style("timeline--label"))]).adjust_cell_length(
+                width, self.rich_style
+            )
         if index >= len(self.model.rows) or width <= 0:
             return Strip.blank(width, self.rich_style)
         segments = self._label(index) + self._track(index)

@@ -25,6 +25,9 @@ class TimelineView(Vertical):
     def timeline(self) -> Timeline:
         return self.query_one(Timeline)
 
+    def focus_view(self) -> None:
+        self.timeline.focus()
+
     def on_mount(self) -> None:
         self.query_one(Details).show(self.model)
 

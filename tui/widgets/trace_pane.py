@@ -109,7 +109,9 @@ class TracePane(Vertical):
     def _failed(self, line: str) -> None:
         self.state = "error"
         self.error = line
-        self.query_one("#error", Static).update(Text(line, style="bold"))
+        text = Text(line, style="bold")
+        text.append("\n\nThe other files stay open ([ and ] switch files); q quits.", style="dim")
+        self.query_one("#error", Static).update(text)
         self.query_one("#views", ContentSwitcher).current = "error"
         self._update_status()
 
@@ -144,15 +146,13 @@ class TracePane(Vertical):
         self.view = view
         if self.state != "ready":
             self._update_status()
+            if getattr(self.app, "pane", None) is self:
+                self.screen.set_focus(None)  # keep focus out of the hidden tabs
             return
         self.query_one("#views", ContentSwitcher).current = view
         self._update_status()
-        target = {
-            "timeline": "#timeline Timeline",
-            "regions": "#region-names",
-            "ops": "#ops-table",
-        }[view]
-        self.query_one(target).focus()
+        if getattr(self.app, "pane", self) is self:  # never pull focus into a hidden tab
+            self.query_one(f"#{view}").focus_view()
 
     def _update_status(self) -> None:
         status = self.query_one("#status", Static)

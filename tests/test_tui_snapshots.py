@@ -1,0 +1,63 @@
+"""SVG snapshots of the three views, help, a load error and an empty trace.
+
+Fixed terminal size, fixed theme, a synthetic trace written fresh each run
+(deterministic) and relative paths, so nothing in the picture depends on time
+or on where the test runs.  Update with ``pytest --snapshot-update`` after
+checking the pictures by eye.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tui.app import AttnTuiApp
+from tui.synthetic import naive_like_doc, write_doc
+
+from .test_tui_pilot import wait_loaded
+
+SIZE = (120, 36)
+
+
+@pytest.fixture
+def naive_app(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_doc(tmp_path / "naive.json", naive_like_doc(3))
+    return AttnTuiApp(["naive.json"], theme="attn-dark")
+
+
+def test_snapshot_timeline(naive_app, snap_compare):
+    assert snap_compare(naive_app, terminal_size=SIZE, run_before=wait_loaded)
+
+
+def test_snapshot_timeline_zoomed_selection(naive_app, snap_compare):
+    # the first attn_fwd instance from the regions view, then a kernel selected
+    press = ["2", "enter", "z", "j", "j", "j", "j", "j", "j", "j", "j", "l", "l", "l"]
+    assert snap_compare(naive_app, press=press, terminal_size=SIZE, run_before=wait_loaded)
+
+
+def test_snapshot_regions(naive_app, snap_compare):
+    press = ["2", "enter", "enter", "down", "down", "down", "down", "down"]
+    assert snap_compare(naive_app, press=press, terminal_size=SIZE, run_before=wait_loaded)
+
+
+def test_snapshot_ops(naive_app, snap_compare):
+    assert snap_compare(naive_app, press=["3"], terminal_size=SIZE, run_before=wait_loaded)
+
+
+def test_snapshot_help(naive_app, snap_compare):
+    assert snap_compare(naive_app, press=["?"], terminal_size=SIZE, run_before=wait_loaded)
+
+
+def test_snapshot_load_error(tmp_path, monkeypatch, snap_compare):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken.json").write_text('{"traceEvents": [ {"ph": "X", ')
+    (tmp_path / "garbage.json").write_bytes(b"\x00\x01 not a trace")
+    app = AttnTuiApp(["garbage.json", "broken.json"], theme="attn-dark")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=wait_loaded)
+
+
+def test_snapshot_empty_trace(tmp_path, monkeypatch, snap_compare):
+    monkeypatch.chdir(tmp_path)
+    write_doc(tmp_path / "empty.json", {"traceEvents": []})
+    app = AttnTuiApp(["empty.json"], theme="attn-dark")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=wait_loaded)
