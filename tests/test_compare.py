@@ -204,3 +204,25 @@ def test_compare_runs_on_real_traces(path: Path, capsys: pytest.CaptureFixture[s
     assert len(doc) == 1 and "attn_fwd" in doc[0]["regions"]
     assert main(["compare", str(path), "--markdown", "--no-cache"]) == 0
     assert main(["compare", str(path), "--no-cache"]) == 0
+
+
+def test_per_instance_rates_and_implementations_by_region(
+        synth_traces: dict[str, Path]) -> None:  # noqa: F811
+    from profiling.analysis.compare import implementations_by_region
+
+    trace = load_trace(synth_traces["sdpa_cudnn"])
+    region = summarize_trace(trace).regions["attn_fwd"]
+    assert region.tflops_per_instance == pytest.approx([HAND_FLOPS / 58e-6 / 1e12] * 3)
+    assert implementations_by_region(trace)["attn_fwd"].key == "cudnn"
+
+
+def test_gemm_and_softmax_alone_are_not_called_attention(tmp_path: Path) -> None:
+    from profiling.analysis.compare import implementations_by_region
+    from tests.test_compare_fixtures import Launch, Op
+
+    b = Builder()
+    b.region([Op("aten::addmm", [Launch("ampere_sgemm_128x64_nn", 50)]),
+              Op("aten::_softmax", [Launch("softmax_warp_forward<float>", 5)])],
+             name="ProfilerStep#1")
+    trace = load_trace(write_doc(tmp_path / "resnet.json", b.document(None)))
+    assert implementations_by_region(trace) == {}

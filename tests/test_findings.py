@@ -52,6 +52,7 @@ def test_naive_copy_is_named_after_masked_fill(synth_traces: dict[str, Path]) ->
     found = _findings(trace)
     f = found["memcpy-out-of-place"]
     assert f.severity == "high" and f.region == "attn_fwd" and f.instances == (0, 1, 2)
+    assert f.of_instances == 3 and f.instances_text() == "all 3 instances"
     assert "aten::masked_fill" in f.title and "masked_fill_" in f.suggestion
     assert "no_grad" in f.suggestion
     _check_evidence(trace, f)
@@ -136,6 +137,7 @@ def test_odd_instances(tmp_path: Path) -> None:
     trace = _built(tmp_path, [normal, normal, slow, normal, normal])
     odd = [f for f in trace_findings(trace).findings if f.id == "odd-instance"]
     assert len(odd) == 1 and odd[0].instances == (2,) and "GPU time" in odd[0].title
+    assert odd[0].instances_text() == "#2 (1 of 5)"
     _check_evidence(trace, odd[0])
     trace = _built(tmp_path, [fused_tree("sdpa_flash")] * 3 + [extra], "seq.json")
     odd = [f for f in trace_findings(trace).findings if f.id == "odd-instance"]
@@ -171,6 +173,7 @@ def test_cli_json_markdown_and_rich(synth_traces: dict[str, Path],  # noqa: F811
     assert main(["findings", path, "--markdown"]) == 0
     md = capsys.readouterr().out
     assert md.startswith("## Findings") and "`memcpy-out-of-place`" in md and "Try:" in md
+    assert "masked\\_fill\\_" in md  # markdown emphasis characters are escaped
     assert main(["findings", path]) == 0
     assert "memcpy-out-of-place" in capsys.readouterr().out
 

@@ -95,6 +95,11 @@ def instance_views(trace: Trace, region: str, links: Links | None = None,
     return [_view(trace, links, region, index, row) for row, index in rows]
 
 
+def is_attention_name(name: str) -> bool:
+    """A region or op named like attention (``attn_fwd``, ``SelfAttention``, sdpa ops)."""
+    return bool(_ATTENTION_NAME.search(name))
+
+
 def attention_regions(trace: Trace, links: Links | None = None,
                       regions: Regions | None = None) -> list[str]:
     """Regions worth explaining as attention: annotations named like attention
@@ -150,13 +155,17 @@ def _view(trace: Trace, links: Links, region: str, index: int, row: int) -> Inst
 def _launch_chains(trace: Trace, rows: np.ndarray, wanted: set[int]) -> dict[int, tuple[int, ...]]:
     """For each wanted runtime row, the CPU ops enclosing it (outermost first): one stack walk."""
     chains: dict[int, tuple[int, ...]] = {}
+    if not wanted:
+        return chains
     stack: list[tuple[int, int]] = []  # (row, end_ns)
-    for row in rows.tolist():
-        ts = int(trace.ts_ns[row])
+    op = int(Kind.CPU_OP)
+    columns = zip(rows.tolist(), trace.ts_ns[rows].tolist(), trace.dur_ns[rows].tolist(),
+                  trace.kind[rows].tolist(), strict=True)
+    for row, ts, dur, kind in columns:
         while stack and stack[-1][1] <= ts:
             stack.pop()
         if row in wanted:
             chains[row] = tuple(r for r, _ in stack)
-        if int(trace.kind[row]) == int(Kind.CPU_OP):
-            stack.append((row, ts + int(trace.dur_ns[row])))
+        if kind == op:
+            stack.append((row, ts + dur))
     return chains

@@ -19,8 +19,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from profiling.analysis.attention_flops import attention_work, config_variant, tflops_per_second
-from profiling.analysis.attention_regions import InstanceView, attention_regions, instance_views
+from profiling.analysis.attention_flops import (
+    attention_work,
+    config_variant,
+    tflops_per_second,
+    work_from_ops,
+)
+from profiling.analysis.attention_regions import (
+    InstanceView,
+    attention_regions,
+    instance_views,
+    is_attention_name,
+)
 from profiling.analysis.device_peaks import DevicePeak, match_device, trace_device_name
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
 from profiling.analysis.key_averages import key_averages
@@ -34,7 +44,8 @@ class RegionComparison:
     """One region of one trace.  Averages are per instance; None means unknown (blank).
 
     ``device_time_us`` lists the GPU time of every instance in order (the Regions
-    view's sparkline); ``tflops`` is FLOPs over the average GPU time; ``peak_share``
+    view's sparkline) and ``tflops_per_instance`` the achieved rate of each;
+    ``tflops`` is FLOPs over the average GPU time; ``peak_share``
     is a fraction (0.18 = 18 %) of the dense tensor-core peak for the input dtype.
     ``time_ratio_to_first`` is this region's average time over the first trace's
     (GPU time when both have it, else CPU time; ``ratio_basis`` says which).
@@ -48,6 +59,7 @@ class RegionComparison:
     memcpy_per_instance: float | None
     memset_per_instance: float | None
     device_time_us: tuple[float, ...] = ()
+    tflops_per_instance: tuple[float | None, ...] = ()
     implementation: Implementation = UNKNOWN
     flops_per_instance: float | None = None
     flops_source: str = ""
@@ -69,6 +81,7 @@ class RegionComparison:
             "memcpy_per_instance": self.memcpy_per_instance,
             "memset_per_instance": self.memset_per_instance,
             "device_time_us": list(self.device_time_us),
+            "tflops_per_instance": list(self.tflops_per_instance),
             "implementation": self.implementation.name or None,
             "implementation_key": self.implementation.key,
             "implementation_evidence": self.implementation.evidence or None,
@@ -145,9 +158,6 @@ def summarize_region(trace: Trace, region: str, views: Sequence[InstanceView],
     if n == 0:
         return RegionComparison(region, 0, None, None, None, None, None)
     device = [v.device_ns(trace) / 1e3 for v in views]
-    kernels = [trace.name(lc.gpu_row) for v in views for lc in v.launches
-               if int(trace.kind[lc.gpu_row]) == int(Kind.KERNEL)]
-    ops = {trace.name(r) for v in views for r in v.op_rows(trace).tolist()}
     has_gpu = any(v.launches for v in views)
     device_avg = sum(device) / n
     work = attention_work(trace, region, views[-1].cpu_rows)
@@ -163,7 +173,9 @@ def summarize_region(trace: Trace, region: str, views: Sequence[InstanceView],
         memcpy_per_instance=sum(v.count(trace, Kind.MEMCPY) for v in views) / n,
         memset_per_instance=sum(v.count(trace, Kind.MEMSET) for v in views) / n,
         device_time_us=tuple(device),
-        implementation=identify(kernels, ops, n),
+        tflops_per_instance=tuple(tflops_per_second(flops, d) for d in device) if has_gpu
+        else (),
+        implementation=region_implementation(trace, views),
         flops_per_instance=flops,
         flops_source=work.source if work is not None else "",
         dtype=work.dtype if work is not None else None,
@@ -172,6 +184,36 @@ def summarize_region(trace: Trace, region: str, views: Sequence[InstanceView],
         peak_tflops=peak_tflops,
         peak_share=(tflops / peak_tflops) if (tflops and peak_tflops) else None,
     )
+
+
+def region_implementation(trace: Trace, views: Sequence[InstanceView]) -> Implementation:
+    """The attention implementation of a region's instances (for a Regions view column).
+
+    An unfused matmul + softmax counts as attention only in a region named like
+    attention or one whose ops have an attention's shapes.
+    """
+    kernels = [trace.name(lc.gpu_row) for v in views for lc in v.launches
+               if int(trace.kind[lc.gpu_row]) == int(Kind.KERNEL)]
+    ops = {trace.name(r) for v in views for r in v.op_rows(trace).tolist()}
+    name = views[0].name if views else ""
+    looks = is_attention_name(name) or (bool(views) and
+                                        work_from_ops(trace, views[-1].cpu_rows) is not None)
+    return identify(kernels, ops, len(views), unfused=looks)
+
+
+def implementations_by_region(trace: Trace,
+                              links: Links | None = None) -> dict[str, Implementation]:
+    """Every region of the trace (and attention op, when no region is named like attention)
+    with the implementation it ran; regions that ran none are left out."""
+    links = links if links is not None else link_gpu_events(trace)
+    found = find_regions(trace, links)
+    names = list(dict.fromkeys(found.names() + attention_regions(trace, links, found)))
+    out = {}
+    for name in names:
+        impl = region_implementation(trace, instance_views(trace, name, links, found))
+        if impl.key != UNKNOWN.key:
+            out[name] = impl
+    return out
 
 
 def summarize_trace(trace: Trace, region: str = "attn_fwd",

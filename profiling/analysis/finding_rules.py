@@ -130,6 +130,20 @@ def _out_of_place_op(trace: Trace, view: InstanceView, launch: Launch) -> str | 
     return None
 
 
+def _ids(trace: Trace, names: frozenset[str] | tuple[str, ...]) -> set[int]:
+    """Interned ids of the names that occur in the trace."""
+    return {i for n in names if (i := trace.string_ids(n)) is not None}
+
+
+def _matching(trace: Trace, views: list[InstanceView], pattern: re.Pattern[str]) -> set[int]:
+    """Name ids of the views' GPU events that match ``pattern`` (each distinct name once)."""
+    rows = [lc.gpu_row for v in views for lc in v.launches]
+    if not rows:
+        return set()
+    ids = np.unique(trace.name_id[np.array(rows, dtype=np.int64)]).tolist()
+    return {i for i in ids if pattern.search(trace.strings[i])}
+
+
 def fp32_upcast(ctx: RegionContext) -> list[Finding]:
     """fp32 GEMM/softmax in a region whose attention inputs are bf16 or fp16."""
     if ctx.input_dtype not in ("bf16", "fp16"):
@@ -137,15 +151,18 @@ def fp32_upcast(ctx: RegionContext) -> list[Finding]:
     t = ctx.trace
     rows: list[EvidenceRow] = []
     hit: set[int] = set()
+    fp32_kernels = _matching(t, ctx.views, _FP32_KERNEL)
+    compute, casting = _ids(t, _COMPUTE_OPS), _ids(t, ("aten::to", "aten::_to_copy"))
     for v in ctx.views:
-        ops = v.op_rows(t).tolist()
-        fp32_ops = {int(r) for r in ops if t.name(r) in _COMPUTE_OPS
-                    and dtype_from_types(t.args(r).get("Input type")) == "fp32"}
-        casts = {int(r) for r in ops if _is_upcast(t, int(r))}
+        ops = v.op_rows(t)
+        ids = t.name_id[ops]
+        fp32_ops = {int(r) for r in ops[np.isin(ids, list(compute))].tolist()
+                    if dtype_from_types(t.args(r).get("Input type")) == "fp32"}
+        casts = {int(r) for r in ops[np.isin(ids, list(casting))].tolist() if _is_upcast(t, r)}
         first = not hit
         for lc in v.launches:
             cast = bool(casts.intersection(lc.op_chain))
-            if _FP32_KERNEL.search(t.name(lc.gpu_row)) or fp32_ops.intersection(lc.op_chain):
+            if int(t.name_id[lc.gpu_row]) in fp32_kernels or fp32_ops.intersection(lc.op_chain):
                 hit.add(v.index)
             elif not cast:
                 continue
@@ -186,10 +203,11 @@ def mask_rebuilt(ctx: RegionContext) -> list[Finding]:
     t = ctx.trace
     rows: list[EvidenceRow] = []
     hit: set[int] = set()
+    build_ids, kernel_ids = list(_ids(t, _MASK_BUILD)), _matching(t, ctx.views, _MASK_KERNEL)
     for v in ctx.views:
         ops = v.op_rows(t)
-        builders = [int(r) for r in ops.tolist() if t.name(r) in _MASK_BUILD]
-        kernels = [lc for lc in v.launches if _MASK_KERNEL.search(t.name(lc.gpu_row))]
+        builders = ops[np.isin(t.name_id[ops], build_ids)].tolist()
+        kernels = [lc for lc in v.launches if int(t.name_id[lc.gpu_row]) in kernel_ids]
         if not builders and not kernels:
             continue
         hit.add(v.index)
@@ -248,11 +266,14 @@ def sync_in_region(ctx: RegionContext) -> list[Finding]:
     t = ctx.trace
     rows: list[EvidenceRow] = []
     hit: set[int] = set()
+    sync_ids = [i for i, name in enumerate(t.strings) if _SYNC.search(name)]
+    kinds = [int(Kind.RUNTIME), int(Kind.OTHER)]
     for v in ctx.views:
-        for r in v.cpu_rows.tolist():
-            if int(t.kind[r]) in (int(Kind.RUNTIME), int(Kind.OTHER)) and _SYNC.search(t.name(r)):
-                hit.add(v.index)
-                rows.append(ctx.evidence(r, v, f"blocks the host {_us(int(t.dur_ns[r]))}"))
+        cpu = v.cpu_rows
+        found = cpu[np.isin(t.name_id[cpu], sync_ids) & np.isin(t.kind[cpu], kinds)]
+        for r in found.tolist():
+            hit.add(v.index)
+            rows.append(ctx.evidence(r, v, f"blocks the host {_us(int(t.dur_ns[r]))}"))
     if not hit:
         return []
     names = sorted({e.name for e in rows})

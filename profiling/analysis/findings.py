@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from profiling.analysis.attention_flops import AttentionWork, attention_work
@@ -78,10 +78,22 @@ class Finding:
     evidence: tuple[EvidenceRow, ...]
     suggestion: str
     detail: str = ""
+    of_instances: int = 0  # instances of the region examined (filled in by region_findings)
+
+    def instances_text(self, limit: int = 6) -> str:
+        """``all 3 instances``, ``#2 of 5``, ``#0, #1, #4, … (7 of 40)``: short, for a column."""
+        n, total = len(self.instances), self.of_instances
+        if total and n == total:
+            return f"all {total} instance" + ("s" if total != 1 else "")
+        shown = ", ".join(f"#{i}" for i in self.instances[:limit])
+        if n > limit:
+            shown += ", …"
+        return f"{shown} ({n} of {total})" if total else shown
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "severity": self.severity,
                 "region": self.region, "instances": list(self.instances),
+                "of_instances": self.of_instances,
                 "detail": self.detail or None, "suggestion": self.suggestion,
                 "evidence": [e.as_json() for e in self.evidence]}
 
@@ -149,7 +161,7 @@ def region_findings(trace: Trace, region: str, links: Links | None = None,
     ctx = region_context(trace, region, views)
     found: list[Finding] = []
     for rule in RULES:
-        found.extend(rule(ctx))
+        found.extend(replace(f, of_instances=len(views)) for f in rule(ctx))
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(found, key=lambda f: order.get(f.severity, len(order)))
 

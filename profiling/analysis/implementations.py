@@ -16,6 +16,7 @@ Everything here works on names only, so it is cheap and testable without a trace
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -110,25 +111,28 @@ def _bare(name: str, limit: int = 40) -> str:
 
 
 def identify(kernel_names: Iterable[str], op_names: Iterable[str] = (),
-             instances: int = 1) -> Implementation:
+             instances: int = 1, unfused: bool = True) -> Implementation:
     """Name the attention implementation of a region from its GPU kernel and CPU op names.
 
     ``kernel_names`` are every kernel of every instance (so counts divide by
     ``instances``); ``op_names`` the CPU ops inside the region.  Fused kernels
     win over ops (a flash kernel is the proof); with no fused kernel, the SDPA
-    op names the backend, and a matmul + softmax pair means unfused attention.
+    op names the backend, and a matmul + softmax pair means unfused attention,
+    unless ``unfused`` is False (a region that is not known to be attention: a
+    ResNet step has GEMMs and a softmax too).
     """
-    kernels = list(kernel_names)
+    counts = Counter(kernel_names)  # classify each distinct name once: traces repeat them
+    kernels = list(counts)
     ops = set(op_names)
     per = max(instances, 1)
     found: dict[str, tuple[str, str, int]] = {}
-    for kernel in kernels:
+    for kernel, n in counts.items():
         hit = classify_kernel(kernel)
         if hit is None:
             continue
         key, human = hit
         first = found.get(key)
-        found[key] = (human, first[1] if first else kernel, (first[2] if first else 0) + 1)
+        found[key] = (human, first[1] if first else kernel, (first[2] if first else 0) + n)
     if found:
         # The implementation with the most kernels; ties go to the rule order.
         order = [rule[0] for rule in _KERNEL_RULES]
@@ -146,6 +150,8 @@ def identify(kernel_names: Iterable[str], op_names: Iterable[str] = (),
             if op in ops:
                 human = next(rule[1] for rule in _KERNEL_RULES if rule[0] == key)
                 return Implementation(key, human, op, 0)
+    if not unfused:
+        return UNKNOWN
     gemm = next((k for k in kernels if is_gemm_kernel(k)), None)
     softmax = next((k for k in kernels if is_softmax_kernel(k)), None)
     if gemm and softmax:

@@ -41,7 +41,10 @@ def _md(text: str) -> str:
 def _plain(text: str) -> str:
     from tui.names import visible
 
-    return visible(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    text = visible(text).replace("\\", "\\\\")
+    for ch in "|_*[]`":
+        text = text.replace(ch, "\\" + ch)
+    return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def markdown(result: object) -> str:
@@ -58,7 +61,7 @@ def markdown(result: object) -> str:
         lines += [f"_{_plain(n)}_" for n in result.notes] + [""]
         return "\n".join(lines)
     for f in result.findings:
-        inst = ", ".join(f"#{i}" for i in f.instances)
+        inst = f.instances_text()
         lines.append(f"- **{f.severity}** · {_plain(f.title)} ({_md(f.id)}, {_md(f.region)} "
                      f"{inst})")
         if f.detail:
@@ -97,8 +100,7 @@ def _print(result: object) -> None:
         line = Text()
         line.append(f"{f.severity:>6} ", style=_STYLE.get(f.severity, ""))
         line.append(visible(f.title), style="bold")
-        line.append(f"  [{f.id}] {visible(f.region)} " + " ".join(f"#{i}" for i in f.instances),
-                    style="dim")
+        line.append(f"  [{f.id}] {visible(f.region)}, {f.instances_text()}", style="dim")
         console.print(line)
         if f.detail:
             console.print(Text("       " + visible(f.detail)))
