@@ -226,3 +226,20 @@ def test_gemm_and_softmax_alone_are_not_called_attention(tmp_path: Path) -> None
              name="ProfilerStep#1")
     trace = load_trace(write_doc(tmp_path / "resnet.json", b.document(None)))
     assert implementations_by_region(trace) == {}
+
+
+def test_an_attention_op_region_reads_its_own_shapes(tmp_path: Path) -> None:
+    from tests.test_compare_fixtures import Launch, Op
+
+    op = Op("attn_tui::flash_attn_fwd", [Launch("attn_tui_flash_fwd_kernel", 80.0,
+                                                api="cuLaunchKernelEx")],
+            {"Input Dims": [[2, 128, 4, 64]] * 3 + [[], []],
+             "Concrete Inputs": ["", "", "", "0.125", "True"]})
+    b = Builder()
+    for _ in range(2):
+        b.region([op], name="ProfilerStep#0")
+    item = summarize_trace(load_trace(write_doc(tmp_path / "k.json", b.document(None))))
+    region = item.regions["attn_tui::flash_attn_fwd"]
+    assert region.instances == 2 and region.flops_per_instance == HAND_FLOPS
+    assert region.implementation.key == "custom_attention"
+    assert "attn_tui_flash_fwd_kernel" in region.implementation.name

@@ -241,3 +241,22 @@ def test_findings_run_on_real_traces(path: Path, capsys: pytest.CaptureFixture[s
             assert trace.name(e["row"]) == e["name"]
     assert main(["findings", str(path), "--markdown", "--no-cache"]) == 0
     assert main(["findings", str(path), "--no-cache"]) == 0
+
+
+def test_hostile_names_are_shown_as_data(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    evil = "\x1b[31m[bold]evil`|_*<b>" + "x" * 3000
+    tree = [Op("aten::masked_fill", [
+        Op("aten::clone", [Op("aten::copy_", [Launch("Memcpy DtoD " + evil, 50.0, "gpu_memcpy",
+                                                     "cudaMemcpyAsync")])]),
+        Op("aten::masked_fill_", [Launch(evil, 50.0)])])]
+    b = Builder()
+    for _ in range(3):
+        b.region(tree, name="attn_fwd")
+    path = write_doc(tmp_path / "evil.json", b.document(None))
+    for fmt in ([], ["--markdown"], ["--json"]):
+        assert main(["findings", str(path), *fmt]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "memcpy-out-of-place" in out
+    assert main(["compare", str(path)]) == 0
+    assert "\x1b" not in capsys.readouterr().out

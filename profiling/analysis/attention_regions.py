@@ -53,7 +53,7 @@ class InstanceView:
     lane: int
     start_ns: int
     end_ns: int
-    cpu_rows: np.ndarray  # rows on the instance's lane strictly inside it (ops, runtime, ...)
+    cpu_rows: np.ndarray  # rows on its lane inside it (ops, runtime...); an op region's own row too
     launches: list[Launch] = field(default_factory=list)
 
     @property
@@ -143,7 +143,10 @@ def _view(trace: Trace, links: Links, region: str, index: int, row: int) -> Inst
     lo = int(np.searchsorted(ts, start, side="left")) + lane_slice.start
     hi = int(np.searchsorted(ts, end, side="right")) + lane_slice.start
     inside = np.arange(lo, hi, dtype=np.int64)
-    inside = inside[(inside != row) & (trace.ts_ns[inside] + trace.dur_ns[inside] <= end)]
+    own = inside == row
+    if int(trace.kind[row]) != int(Kind.CPU_OP):
+        inside = inside[~own]  # an op-region keeps its own row: its shapes, its launch chain
+    inside = inside[trace.ts_ns[inside] + trace.dur_ns[inside] <= end]
     gpu_rows = links.launched_in(trace, row)  # GPU start order, the regions launch rule
     launchers = links.launch[gpu_rows]
     chains = _launch_chains(trace, inside, set(launchers.tolist()))
