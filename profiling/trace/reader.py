@@ -83,11 +83,11 @@ def open_source(path: str | os.PathLike[str]) -> Source:
         raise TraceError("permission denied", where, "check the file's permissions") from None
     except OSError as exc:
         raise TraceError(f"cannot read ({exc.strerror or exc})", where, "check the file") from None
-    start = _check_text(text, where, len(text))
+    start = _check_text(text, where, len(text), head[:2] == GZIP_MAGIC)
     return Source(where, text, start, st.st_size, st.st_mtime_ns, head[:2] == GZIP_MAGIC)
 
 
-def _check_text(text: bytes | mmap.mmap, where: str, size: int) -> int:
+def _check_text(text: bytes | mmap.mmap, where: str, size: int, gzipped: bool = False) -> int:
     """Reject empty and non-UTF-8 text; return where the JSON starts (after a BOM)."""
     head = bytes(text[:4])
     start = 0
@@ -102,7 +102,7 @@ def _check_text(text: bytes | mmap.mmap, where: str, size: int) -> int:
         _raise_wide(encoding, where)
     if len(text) == start or not _has_non_space(text, start):
         if size == 0:
-            what = "file is empty"
+            what = "gzip file holds no data" if gzipped else "file is empty"
         elif len(text) == start:
             what = "file holds only a byte-order mark"
         elif _only_zero_bytes(text, start):

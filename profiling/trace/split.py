@@ -41,30 +41,56 @@ def find_events(text: bytes | mmap.mmap, start: int, where: str) -> EventsSpan:
     """Locate the event list of an object-form or bare-array-form trace."""
     first = _first_non_space(text, start)
     opener = bytes(text[first : first + 1])
+    end = _end_of_content(text, first)
     if opener == b"[":
-        return _array_span(text, first)
-    if opener == b"{":
-        return _object_span(text, first, where)
-    _raise_not_a_trace(text, first, where)
-    raise AssertionError("unreachable")
+        span = _array_span(text, first, end)
+    elif opener == b"{":
+        span = _object_span(text, first, end, where)
+    else:
+        _raise_not_a_trace(text, first, where)
+        raise AssertionError("unreachable")
+    if end < len(text) and bytes(text[end:]).count(b"\x00"):
+        span.warnings.append(
+            f"ignored {len(text) - end} bytes of zeros and blanks after the JSON "
+            "(padding, e.g. from a crash or a preallocated file)"
+        )
+    return span
+
+
+_BLANK = b" \t\n\r"
+_BLOCK = 1 << 16
 
 
 def _first_non_space(text: bytes | mmap.mmap, pos: int) -> int:
-    while pos < len(text) and text[pos : pos + 1] in (b" ", b"\t", b"\n", b"\r"):
-        pos += 1
+    while pos < len(text):
+        block = bytes(text[pos : pos + _BLOCK])
+        rest = block.lstrip(_BLANK)
+        if rest:
+            return pos + len(block) - len(rest)
+        pos += len(block)
     return pos
 
 
-def _array_span(text: bytes | mmap.mmap, first: int) -> EventsSpan:
+def _end_of_content(text: bytes | mmap.mmap, first: int) -> int:
+    """Where the text ends without trailing blanks and zero bytes (padding)."""
     end = len(text)
-    while end > first + 1 and text[end - 1 : end] in (b" ", b"\t", b"\n", b"\r", b"\x00"):
-        end -= 1
-    closed = text[end - 1 : end] == b"]"
+    while end > first:
+        lo = max(first, end - _BLOCK)
+        kept = bytes(text[lo:end]).rstrip(_BLANK + b"\x00")
+        if kept:
+            return lo + len(kept)
+        end = lo
+    return end
+
+
+def _array_span(text: bytes | mmap.mmap, first: int, end: int) -> EventsSpan:
+    end = max(end, first + 1)
+    closed = end > first + 1 and text[end - 1 : end] == b"]"
     return EventsSpan(first + 1, end - 1 if closed else end, closed)
 
 
-def _object_span(text: bytes | mmap.mmap, first: int, where: str) -> EventsSpan:
-    view = memoryview(text)[first:] if first else text
+def _object_span(text: bytes | mmap.mmap, first: int, end: int, where: str) -> EventsSpan:
+    view = memoryview(text)[first:end] if first or end < len(text) else text
     try:
         top = _decode_top(view)
         base, shift = text, 0
