@@ -25,7 +25,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from profiling.trace.model import Trace
+
+Rows = Sequence[int] | np.ndarray
+"""Trace rows: a list or a numpy index array."""
 
 CONFIG_KEY = "attn_tui"
 """Top-level trace key where ``attn-tui capture`` stores what it measured."""
@@ -105,19 +110,27 @@ def _tensor_dtype(types: Any) -> str | None:
     return None
 
 
-def shape_from_config(metadata: dict[str, Any]) -> AttentionShape | None:
-    """The shape ``attn-tui capture`` stored (``attn_tui.config``, or flat), else None."""
+def stored_config(metadata: dict[str, Any]) -> dict[str, Any] | None:
+    """The capture config under ``attn_tui`` (its ``config`` object, or the key itself)."""
     stored = metadata.get(CONFIG_KEY)
     if not isinstance(stored, dict):
         return None
-    config = stored.get("config") if isinstance(stored.get("config"), dict) else stored
+    config = stored.get("config")
+    return config if isinstance(config, dict) else stored
+
+
+def shape_from_config(metadata: dict[str, Any]) -> AttentionShape | None:
+    """The shape ``attn-tui capture`` stored (``attn_tui.config``, or flat), else None."""
+    config = stored_config(metadata)
+    if config is None:
+        return None
     batch, heads = _int(config.get("batch")), _int(config.get("heads"))
     seq, dim = _int(config.get("seq")), _int(config.get("head_dim"))
-    if None in (batch, heads, seq, dim):
+    if batch is None or heads is None or seq is None or dim is None:
         return None
     causal = config.get("causal")
     return AttentionShape(
-        batch_heads=batch * heads, seq_q=seq, seq_k=seq, head_dim=dim, head_dim_v=dim,  # type: ignore[operator]
+        batch_heads=batch * heads, seq_q=seq, seq_k=seq, head_dim=dim, head_dim_v=dim,
         causal=causal if isinstance(causal, bool) else None,
         dtype=str(config["dtype"]) if config.get("dtype") else None,
         source="capture config (attn_tui)", batch=batch, heads=heads,
@@ -126,10 +139,9 @@ def shape_from_config(metadata: dict[str, Any]) -> AttentionShape | None:
 
 def config_region(metadata: dict[str, Any]) -> str | None:
     """The region the stored capture config describes (``attn_fwd``), else None."""
-    stored = metadata.get(CONFIG_KEY)
-    if not isinstance(stored, dict):
+    config = stored_config(metadata)
+    if config is None:
         return None
-    config = stored.get("config") if isinstance(stored.get("config"), dict) else stored
     region = config.get("region", "attn_fwd")
     return region if isinstance(region, str) else None
 
@@ -170,7 +182,7 @@ def shape_from_op(name: str, args: dict[str, Any]) -> AttentionShape | None:
     )
 
 
-def _outermost(trace: Trace, rows: Sequence[int], names: Iterable[str]) -> list[int]:
+def _outermost(trace: Trace, rows: Rows, names: Iterable[str]) -> list[int]:
     """Rows whose name is in ``names`` and that are not inside another such row (same lane)."""
     wanted = {i for n in names if (i := trace.string_ids(n)) is not None}
     if not wanted:
@@ -235,7 +247,7 @@ def _fold(shapes: list[AttentionShape]) -> AttentionWork | None:
     return AttentionWork(tuple(replace(k, calls=n) for k, n in folded.items()))
 
 
-def work_from_ops(trace: Trace, rows: Sequence[int]) -> AttentionWork | None:
+def work_from_ops(trace: Trace, rows: Rows) -> AttentionWork | None:
     """The attention of one instance from its CPU op rows (None when not readable)."""
     shapes = [s for r in _outermost(trace, rows, ATTENTION_OPS)
               if (s := shape_from_op(trace.name(r), trace.args(r))) is not None]
@@ -245,7 +257,7 @@ def work_from_ops(trace: Trace, rows: Sequence[int]) -> AttentionWork | None:
     return _fold([pair]) if pair is not None else None
 
 
-def attention_work(trace: Trace, region: str, rows: Sequence[int]) -> AttentionWork | None:
+def attention_work(trace: Trace, region: str, rows: Rows) -> AttentionWork | None:
     """The attention of one instance of ``region``: the stored capture config for the
     capture's own region, else the instance's op shapes."""
     if region == config_region(trace.metadata):
@@ -255,7 +267,7 @@ def attention_work(trace: Trace, region: str, rows: Sequence[int]) -> AttentionW
     return work_from_ops(trace, rows)
 
 
-def shape_from_matmuls(trace: Trace, rows: Sequence[int]) -> AttentionShape | None:
+def shape_from_matmuls(trace: Trace, rows: Rows) -> AttentionShape | None:
     """Unfused attention: ``[.., S, D] @ [.., D, Sk]`` followed by ``[.., S, Sk] @ [.., Sk, Dv]``.
 
     The matmuls compute every score, masked or not, so the FLOPs counted are the
