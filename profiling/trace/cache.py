@@ -20,7 +20,7 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import numpy as np
@@ -132,7 +132,7 @@ def _trace_from(path: Path, meta: _Meta, columns: dict[str, np.ndarray]) -> Trac
         groups=[Group(**group) for group in meta.groups],
         metadata=meta.metadata,
         warnings=list(meta.warnings),
-        **columns,
+        **cast(dict[str, Any], columns),
     )
 
 
