@@ -132,7 +132,7 @@ class Timeline(ScrollView, can_focus=True):
     # ---- styles ----
 
     def _style(self, name: str) -> Style:
-        key = (self.app.theme, name)
+        key = (self._theme_key, name)
         style = self._styles.get(key)
         if style is None:
             style = self.get_component_rich_style(name, partial=False)
@@ -150,7 +150,7 @@ class Timeline(ScrollView, can_focus=True):
             return self._style("timeline--selected")
         base = self._style(name)
         if dense:
-            key = (self.app.theme, name, "dense")
+            key = (self._theme_key, name, "dense")
             style = self._styles.get(key)
             if style is None:
                 empty = self._style("timeline--empty")
@@ -158,7 +158,7 @@ class Timeline(ScrollView, can_focus=True):
                 self._styles[key] = style
             return style
         if alt:
-            key = (self.app.theme, name, "alt")
+            key = (self._theme_key, name, "alt")
             style = self._styles.get(key)
             if style is None:
                 style = base
@@ -172,6 +172,7 @@ class Timeline(ScrollView, can_focus=True):
     # ---- drawing ----
 
     def render_line(self, y: int) -> Strip:
+        self._theme_key = self.app.theme
         index = y + int(self.scroll_y)
         width = self.size.width
         if not self.model.rows and y == 1 and width > 0:

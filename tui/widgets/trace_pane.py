@@ -119,21 +119,9 @@ class TracePane(Vertical):
         try:
             self.session = session
             self.model = TimelineModel(session.trace, session.links)
-            switcher = self.query_one("#views", ContentSwitcher)
-            views = [
-                TimelineView(self.model, id="timeline"),
-                RegionsView(
-                    session.trace,
-                    session.links,
-                    session.regions,
-                    session.regions_error,
-                    id="regions",
-                ),
-                OpsView(session.ops, session.ops_totals, session.ops_error, id="ops"),
-            ]
-            for view in views:
-                view.display = False
-            await switcher.mount_all(views)
+            timeline = self._make_view("timeline")
+            timeline.display = False
+            await self.query_one("#views", ContentSwitcher).mount(timeline)
         except Exception as exc:  # noqa: BLE001 - a bug must not freeze the pane
             self._failed(error_line(exc))
             return
@@ -142,15 +130,43 @@ class TracePane(Vertical):
 
     # ---- views ----
 
+    def _make_view(self, view: str):
+        session = self.session
+        assert session is not None and self.model is not None
+        if view == "timeline":
+            return TimelineView(self.model, id="timeline")
+        if view == "regions":
+            return RegionsView(
+                session.trace, session.links, session.regions, session.regions_error, id="regions"
+            )
+        return OpsView(session.ops, session.ops_totals, session.ops_error, id="ops")
+
     def show_view(self, view: str) -> None:
+        """Switch to ``view``; the regions and ops views are built the first time
+        they are shown, so opening a file costs only its timeline."""
         self.view = view
+        self._update_status()
         if self.state != "ready":
-            self._update_status()
             if getattr(self.app, "pane", None) is self:
                 self.screen.set_focus(None)  # keep focus out of the hidden tabs
             return
+        switcher = self.query_one("#views", ContentSwitcher)
+        if switcher.query_children(f"#{view}"):
+            self._activate(view)
+        else:
+            self.call_later(self._mount_view, view)
+
+    async def _mount_view(self, view: str) -> None:
+        switcher = self.query_one("#views", ContentSwitcher)
+        if not switcher.query_children(f"#{view}"):
+            widget = self._make_view(view)
+            widget.display = False
+            await switcher.mount(widget)
+        if self.view == view:
+            self._activate(view)
+
+    def _activate(self, view: str) -> None:
         self.query_one("#views", ContentSwitcher).current = view
-        self._update_status()
         if getattr(self.app, "pane", self) is self:  # never pull focus into a hidden tab
             self.query_one(f"#{view}").focus_view()
 

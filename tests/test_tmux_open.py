@@ -1,0 +1,132 @@
+"""``attn-tui open`` in a real terminal: tmux at 140x45 and 80x24.
+
+Starts the real command line in a private tmux server, reads the screen with
+``capture-pane`` and types keys with ``send-keys``.  Skipped only when tmux is
+not installed (CI installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui.synthetic import naive_like_doc, write_doc
+
+TMUX = shutil.which("tmux")
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_traces" / "naive.json.gz"
+
+pytestmark = [pytest.mark.tmux, pytest.mark.skipif(TMUX is None, reason="tmux is not installed")]
+
+
+class Terminal:
+    """One tmux session on a private server socket."""
+
+    def __init__(self, name: str, width: int, height: int) -> None:
+        self.socket = f"attn-tui-test-{os.getpid()}-{name}"
+        self.name = name
+        self.width, self.height = width, height
+
+    def _tmux(self, *args: str) -> str:
+        out = subprocess.run(
+            [TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=20
+        )
+        return out.stdout
+
+    def start(self, command: str) -> None:
+        self._tmux(
+            "-f", "/dev/null", "new-session", "-d", "-s", self.name,
+            "-x", str(self.width), "-y", str(self.height), command,
+        )  # fmt: skip
+        self._tmux("set-option", "-t", self.name, "status", "off")
+        self._tmux("set-option", "-s", "escape-time", "0")
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.name)
+
+    def send(self, *keys: str) -> None:
+        for key in keys:  # one at a time: a lone Escape must not merge with the next key
+            self._tmux("send-keys", "-t", self.name, key)
+            time.sleep(0.15)
+
+    def wait_for(self, *texts: str, timeout: float = 20.0) -> float:
+        """Seconds until every text is on screen at once (fails after ``timeout``)."""
+        start = time.monotonic()
+        screen = ""
+        while time.monotonic() - start < timeout:
+            screen = self.screen()
+            if all(t in screen for t in texts):
+                return time.monotonic() - start
+            time.sleep(0.1)
+        size = self._tmux("display", "-p", "-t", self.name, "#{window_width}x#{window_height}")
+        raise AssertionError(f"never saw {texts!r} on a {size.strip()} screen:\n{screen}")
+
+    def close(self) -> None:
+        self._tmux("kill-server")
+
+
+@pytest.fixture
+def naive_trace(tmp_path: Path) -> Path:
+    """The H200 naive sample when the repo has it, else a synthetic one like it."""
+    if SAMPLE.exists():
+        return SAMPLE
+    return write_doc(tmp_path / "naive.json", naive_like_doc(3))
+
+
+def _command(path: Path) -> str:
+    env = "env -u NO_COLOR ATTN_TUI_THEME=dark TERM=xterm-256color"
+    return f"cd {REPO} && {env} {sys.executable} -m tui.cli open {path}; echo ATTN_TUI_EXIT=$?; sleep 60"
+
+
+@pytest.mark.parametrize(("width", "height"), [(140, 45), (80, 24)])
+def test_open_naive_trace_in_a_real_terminal(naive_trace, width, height):
+    term = Terminal(f"open{width}", width, height)
+    term.start(_command(naive_trace))
+    try:
+        # view 1: the first screen, with the host thread, a GPU stream lane and attn_fwd
+        first = term.wait_for("1 Timeline", "stream", "attn_fwd", "ProfilerStep", timeout=30)
+        assert first < 15, f"first screen took {first:.1f}s"
+        screen = term.screen()
+        assert "Traceback" not in screen
+        # view 2: regions, attn_fwd chosen, its GPU events listed with the Memcpy
+        term.send("2")
+        term.wait_for("2 Regions", "attn_fwd", "Memcpy")
+        # view 3: the op table with aten::masked_fill
+        term.send("3")
+        term.wait_for("Self CUDA", "aten::masked_fill")
+        # help, then back, then quit
+        term.send("?")
+        term.wait_for("Timeline (1)", "esc closes")
+        term.send("Escape")
+        term.send("1")
+        term.wait_for("window")
+        term.send("q")
+        term.wait_for("ATTN_TUI_EXIT=0", timeout=15)
+    finally:
+        term.close()
+
+
+def test_ctrl_c_quits(naive_trace):
+    term = Terminal("ctrlc", 100, 30)
+    term.start(_command(naive_trace))
+    try:
+        term.wait_for("1 Timeline", "stream", timeout=30)
+        term.send("C-c")
+        term.wait_for("ATTN_TUI_EXIT=0", timeout=15)
+    finally:
+        term.close()
+
+
+def test_bad_path_is_one_line_and_exit_2(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "open", str(tmp_path / "nope.json")],
+        capture_output=True, text=True, cwd=REPO, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "nope.json" in out.stderr
