@@ -81,7 +81,8 @@ def naive_trace(tmp_path: Path) -> Path:
 
 def _command(path: Path) -> str:
     env = "env -u NO_COLOR ATTN_TUI_THEME=dark TERM=xterm-256color"
-    return f"cd {REPO} && {env} {sys.executable} -m tui.cli open {path}; echo ATTN_TUI_EXIT=$?; sleep 60"
+    run = f"{env} {sys.executable} -m tui.cli open {path}"
+    return f"cd {REPO} && {run}; echo ATTN_TUI_EXIT=$?; sleep 60"
 
 
 @pytest.mark.parametrize(("width", "height"), [(140, 45), (80, 24)])
