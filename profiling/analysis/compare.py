@@ -146,7 +146,7 @@ def _device_index(trace: Trace, views: Sequence[InstanceView]) -> int | None:
     for view in views:
         for launch in view.launches:
             pid = trace.lanes[int(trace.lane[launch.gpu_row])].pid
-            if isinstance(pid, int) or (isinstance(pid, str) and pid.isdigit()):
+            if isinstance(pid, int) or (isinstance(pid, str) and pid.isascii() and pid.isdigit()):
                 pids[int(pid)] += 1
     return pids.most_common(1)[0][0] if pids else None
 
