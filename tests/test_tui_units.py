@@ -390,3 +390,12 @@ def test_theme_follows_the_terminal():
     assert default_theme({"COLORFGBG": "15;0"}) == "attn-dark"
     assert default_theme({"ATTN_TUI_THEME": "light"}) == "attn-light"
     assert default_theme({}) == "attn-dark"
+
+
+def test_loading_line_says_how_far():
+    from tui.widgets.trace_pane import progress_text
+
+    assert progress_text("read", 0.0, 45_600_000) == "reading 45.6 MB"
+    half = 0.85 * (0.05 + 0.8 * 0.5)
+    assert progress_text("decode", half, 45_600_000) == "decoding events, 22.8 of 45.6 MB"
+    assert "analysing" in progress_text("regions", 0.9, 1)

@@ -87,7 +87,8 @@ def describe(
         lines.append(
             (
                 "launched",
-                f"{gpu_rows.size} GPU events, {fmt_ns(gpu_ns)}: {first}{more}"
+                f"{gpu_rows.size} GPU event{'s' if gpu_rows.size > 1 else ''}, {fmt_ns(gpu_ns)}:"
+                f" {first}{more}"
                 "   (g: go to the first, b: back)",
             )
         )

@@ -63,7 +63,7 @@ def load_session(
     def loading(stage: str, fraction: float) -> None:
         report(stage, 0.85 * fraction)
 
-    trace = load_trace(path, progress=loading)
+    trace = load_trace(path, progress=loading, use_cache=not no_cache)
     report("links", 0.86)
     links = Links(trace)
     session = Session(os.fspath(path), trace, links)

@@ -30,6 +30,25 @@ VIEW_TITLES = {"timeline": "1 Timeline", "regions": "2 Regions", "ops": "3 Ops"}
 Loader = Callable[..., Session]
 
 
+def progress_text(stage: str, fraction: float, size: int) -> str:
+    """What the loading line says: the stage, and the bytes decoded so far.
+
+    The session maps the loader's stages onto 0..0.85 of the bar (its decode
+    stage on 0.04..0.72, chunk by chunk, so proportional to bytes), the
+    analysis onto the rest."""
+    mb = size / 1e6
+    if stage == "decode" and size:
+        done = min(max((fraction / 0.85 - 0.05) / 0.8, 0.0), 1.0)
+        return f"decoding events, {done * mb:.1f} of {mb:.1f} MB"
+    if stage == "read":
+        return f"reading {mb:.1f} MB"
+    if stage == "build":
+        return "building columns, lanes and nesting"
+    if stage in ("links", "regions", "op table"):
+        return f"analysing: {stage}"
+    return f"{stage} …"
+
+
 class TracePane(Vertical):
     """Owns one ``Session`` and its views; ``state`` is loading, ready or error."""
 
@@ -50,6 +69,7 @@ class TracePane(Vertical):
         self.match_index = -1
         self._stage = ("read", 0.0)
         self._started = 0.0
+        self._file_bytes = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -61,6 +81,10 @@ class TracePane(Vertical):
 
     def on_mount(self) -> None:
         self._started = time.monotonic()
+        try:
+            self._file_bytes = os.path.getsize(self.path)
+        except OSError:
+            self._file_bytes = 0
         self._update_status()
         thread = threading.Thread(target=self._load, name=f"load {self.path}", daemon=True)
         thread.start()
@@ -97,13 +121,8 @@ class TracePane(Vertical):
             return
         self._stage = (stage, fraction)
         self.query_one("#loading-bar", ProgressBar).update(progress=100 * fraction)
-        size = ""
-        try:
-            size = f" ({os.path.getsize(self.path) / 1e6:.1f} MB)"
-        except OSError:
-            pass
         self.query_one("#loading-label", Label).update(
-            Text(f"Loading {visible(self.path)}{size}: {stage} …")
+            Text(f"Loading {visible(self.path)}: {progress_text(stage, fraction, self._file_bytes)}")
         )
 
     def _failed(self, line: str) -> None:
