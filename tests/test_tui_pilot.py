@@ -321,3 +321,15 @@ async def test_sample_naive_trace_story():
         keys = {r["key"] for r in app.query_one(OpsView).shown}
         assert "aten::masked_fill" in keys
         assert int(np.sum(trace.kind == Kind.MEMCPY)) >= 1
+
+
+async def test_ops_table_is_compact_at_80_columns(naive_path):
+    app = _app(naive_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3")
+        view = app.query_one(OpsView)
+        keys = [c.key for c in view.columns]
+        assert keys[:3] == ["key", "self_device_time_total", "device_time_total"]
+        await pilot.press("o")
+        assert view.sort_key == "device_time_total"

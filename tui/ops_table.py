@@ -35,6 +35,24 @@ COLUMNS: tuple[Column, ...] = (
     Column("device_type", "Device", "str"),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+COMPACT_KEYS = (
+    "key",
+    "self_device_time_total",
+    "device_time_total",
+    "self_cpu_time_total",
+    "cpu_time_total",
+    "count",
+)
+"""Columns shown in terminals narrower than ``COMPACT_BELOW`` (device time first)."""
+COMPACT_BELOW = 110
+
+
+def visible_columns(width: int) -> tuple[Column, ...]:
+    if width >= COMPACT_BELOW:
+        return COLUMNS
+    return tuple(COLUMNS[COLUMN_KEYS.index(k)] for k in COMPACT_KEYS)
+
+
 DEFAULT_SORT = "self_device_time_total"
 
 
@@ -132,4 +150,5 @@ __all__ = [
     "prepare",
     "sort_rows",
     "totals_of",
+    "visible_columns",
 ]

@@ -23,6 +23,7 @@ from tui.ops_table import (
     prepare,
     sort_rows,
     totals_of,
+    visible_columns,
 )
 from tui.themes import COPY_STYLE
 
@@ -50,6 +51,7 @@ class OpsView(Vertical):
         self.descending = True
         self.filter_text = ""
         self.shown: list[dict[str, Any]] = []
+        self.columns = COLUMNS
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter ops by name (f); re:<regex> for a regex", id="ops-filter")
@@ -86,16 +88,18 @@ class OpsView(Vertical):
         self.shown = sort_rows(rows, self.sort_key, self.descending)
         table = self.table
         table.clear(columns=True)
-        for col in COLUMNS:
+        columns = self.columns = visible_columns(self.app.size.width)
+        for col in columns:
             mark = ""
             if col.key == self.sort_key:
                 mark = " ▼" if self.descending else " ▲"
             title = Text(col.title + mark, justify="left" if col.kind == "str" else "right")
             table.add_column(title, key=col.key)
-        limit = 30 if self.app.size.width < 120 else 60
+        width = self.app.size.width
+        limit = 24 if width < 100 else 30 if width < 120 else 60
         for i, row in enumerate(self.shown):
             cells = []
-            for col in COLUMNS:
+            for col in columns:
                 if col.key == "key":
                     copy = row["key"].startswith(("Memcpy", "Memset"))
                     style = COPY_STYLE["memcpy" if row["key"].startswith("Memcpy") else "memset"]
@@ -130,8 +134,9 @@ class OpsView(Vertical):
         self.refill()
 
     def action_next_sort(self, step: int) -> None:
-        i = (COLUMN_KEYS.index(self.sort_key) + step) % len(COLUMN_KEYS)
-        self.sort_by(COLUMN_KEYS[i], True)
+        keys = [c.key for c in self.columns]
+        i = keys.index(self.sort_key) if self.sort_key in keys else -1
+        self.sort_by(keys[(i + step) % len(keys)], True)
 
     def action_reverse(self) -> None:
         self.sort_by(self.sort_key, not self.descending)
