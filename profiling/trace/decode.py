@@ -116,11 +116,12 @@ def decode_chunk(
     doc = b"".join((b"[", body, b"]"))
     try:
         return _columns(_EVENTS.decode(doc), end, warnings)
-    except msgspec.ValidationError:
+    except (msgspec.ValidationError, msgspec.DecodeError):
         pass
-    except msgspec.DecodeError:
-        if last and open_end:
-            doc, end = _repair_cut(bytes(body), lo, where, warnings)
+    if last and open_end:
+        unfinished = _structure_error(doc)
+        if unfinished is not None:  # cut back to the last complete event
+            doc, end = _repair_cut(bytes(body), lo, where, warnings, unfinished)
             try:
                 return _columns(_EVENTS.decode(doc), end, warnings)
             except (msgspec.ValidationError, msgspec.DecodeError):
@@ -158,7 +159,9 @@ def chunk_entries(text: bytes | mmap.mmap, lo: int, hi: int) -> list[Any]:
         return lenient[0]
 
 
-def _repair_cut(body: bytes, lo: int, where: str, warnings: list[str]) -> tuple[bytes, int]:
+def _repair_cut(
+    body: bytes, lo: int, where: str, warnings: list[str], exc: msgspec.DecodeError
+) -> tuple[bytes, int]:
     """Cut an unfinished last chunk back to its last complete event.
 
     The Trace Event Format allows an array without its closing bracket, and a
@@ -185,9 +188,21 @@ def _repair_cut(body: bytes, lo: int, where: str, warnings: list[str]) -> tuple[
     if not body.strip(b"{ \t\r\n"):
         warnings.append("file cut short before its first complete event")
         return b"[]", lo
+    if "truncated" not in str(exc):  # damaged before its end: say where
+        _raise_at(exc, lo - 1, where)
+        raise exc
     raise TraceError(
         "file cut short and no complete event could be found", where, "capture the trace again"
     )
+
+
+def _structure_error(doc: bytes) -> msgspec.DecodeError | None:
+    """Why ``doc`` is not JSON even to a lenient reader (None if it is)."""
+    try:
+        _RAW_LIST.decode(mask_for_structure(doc))
+    except msgspec.DecodeError as exc:
+        return exc
+    return None
 
 
 def _decode_leniently(
@@ -206,7 +221,7 @@ def _decode_leniently(
     except msgspec.DecodeError as exc:
         lenient = loads_lenient(doc)
         if lenient is None or not isinstance(lenient[0], list):
-            _raise_at(exc, lo - 1, where)
+            _raise_at(_structure_error(doc) or exc, lo - 1, where)
             raise
         entries, raw = lenient[0], False
         repairs.update(dict.fromkeys(lenient[1]))

@@ -21,7 +21,7 @@ from profiling.trace.columns import build_trace
 from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.model import Trace
 from profiling.trace.reader import Source, TextSpans, check_path, open_source, release_pages
-from profiling.trace.split import EventsSpan, chunk_bounds, find_events
+from profiling.trace.split import EventsSpan, chunk_bounds, find_events, reopened
 
 Progress = Callable[[str, float], None]
 """Called with (stage, fraction done in 0..1) while loading."""
@@ -108,7 +108,24 @@ def _parse_source(
     release_pages(source.text, 0, len(source.text))  # the scan touched every page
     bounds = chunk_bounds(source.text, span)
     report("decode", 0.05)
-    chunks = _decode_all(source, span, bounds, workers, report)
+    try:
+        chunks = _decode_all(source, span, bounds, workers, report)
+    except TraceError as first:
+        if not span.closed_by_guess:
+            raise
+        # A bare array cut short inside a list value also ends in ']': read it as open.
+        span = reopened(span)
+        bounds = chunk_bounds(source.text, span)
+        try:
+            chunks = _decode_all(source, span, bounds, workers, report)
+        except TraceError:
+            raise first from None
+    return _build(source, span, bounds, chunks, report)
+
+
+def _build(
+    source: Source, span: EventsSpan, bounds: list[int], chunks: list[Chunk], report: Progress
+) -> tuple[Trace, list[tuple[int, int]], list[int], bool]:
     entries = sum(c.n_entries for c in chunks)
     if not entries and not span.closed:
         raise TraceError(

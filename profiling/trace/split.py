@@ -33,6 +33,7 @@ class EventsSpan:
     end: int
     closed: bool  # the list had its closing ']' (else: cut short, or the open array form)
     cut_short: bool = False  # an object-form file that ends inside its event list
+    closed_by_guess: bool = False  # a bare array ending in ']': maybe a value's, if cut short
     metadata: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -86,7 +87,13 @@ def _end_of_content(text: bytes | mmap.mmap, first: int) -> int:
 def _array_span(text: bytes | mmap.mmap, first: int, end: int) -> EventsSpan:
     end = max(end, first + 1)
     closed = end > first + 1 and text[end - 1 : end] == b"]"
-    return EventsSpan(first + 1, end - 1 if closed else end, closed)
+    return EventsSpan(first + 1, end - 1 if closed else end, closed, closed_by_guess=closed)
+
+
+def reopened(span: EventsSpan) -> EventsSpan:
+    """A bare array taken as closed by its last ']', now read as cut short instead
+    (the ']' closed a list inside its last, unfinished event)."""
+    return EventsSpan(span.begin, span.end + 1, False, warnings=list(span.warnings))
 
 
 def _object_span(text: bytes | mmap.mmap, first: int, end: int, where: str) -> EventsSpan:
@@ -111,7 +118,7 @@ def _object_span(text: bytes | mmap.mmap, first: int, end: int, where: str) -> E
         except msgspec.DecodeError as again:
             if "truncated" in str(again):
                 return _truncated_object_span(text, first, where)
-            raise_malformed(exc, where)
+            raise_malformed(again, where)  # what is wrong besides NaN and bad bytes
             raise
         base, shift = masked, first
     if "traceEvents" not in top:
