@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.details import describe
+from tui.names import visible
 from tui.timeline_model import TimelineModel
 
 HINT = (
@@ -20,7 +21,16 @@ class Details(Static):
     def show(self, model: TimelineModel) -> None:
         row = model.selected
         if row < 0:
-            self.update(Text(HINT, style="dim"))
+            text = Text(HINT, style="dim")
+            warnings = model.trace.warnings
+            if warnings:
+                text.append(
+                    f"\nThe loader repaired this file ({len(warnings)} notes): ", style="bold"
+                )
+                text.append("; ".join(visible(w) for w in warnings[:3]))
+                if len(warnings) > 3:
+                    text.append(" …")
+            self.update(text)
             return
         launch, op, gpu = model.linked(row)
         lines = describe(model.trace, row, launch, op, gpu, origin=model.origin)
