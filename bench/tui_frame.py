@@ -23,9 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tui.app import AttnTuiApp  # noqa: E402
+from tui.flat_trace import flat_trace  # noqa: E402
 from tui.links import Links  # noqa: E402
 from tui.session import Session  # noqa: E402
-from tui.synthetic import flat_trace  # noqa: E402
 from tui.widgets.ruler import Ruler  # noqa: E402
 from tui.widgets.timeline import Timeline  # noqa: E402
 

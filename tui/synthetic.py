@@ -4,8 +4,7 @@
 on one GPU (``ProfilerStep#N`` > ``attn_fwd`` > aten ops > CUDA runtime calls,
 kernels on one stream, the extra ``Memcpy HtoD`` under ``aten::masked_fill``,
 ``ac2g`` flows and ``M`` metadata) in the Kineto JSON layout, small and
-deterministic.  ``flat_trace`` builds a ``Trace`` of a million kernels on one
-stream directly in columns, for the frame-time benchmark.
+deterministic.  ``tui.flat_trace`` builds big single-lane traces for benchmarks.
 """
 
 from __future__ import annotations
@@ -14,10 +13,6 @@ import gzip
 import json
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-
-from profiling.trace.model import NO_ID, Group, Kind, Lane, LaneKind, Trace
 
 PID, TID, GPU_PID, STREAM = 4242, 4242, 0, 7
 
@@ -377,48 +372,3 @@ def write_doc(path: str | Path, doc: Any, *, gz: bool | None = None) -> Path:
         raw = gzip.compress(raw, mtime=0)
     path.write_bytes(raw)
     return path
-
-
-def flat_trace(n: int, *, seed: int = 0, memcpy_every: int = 997) -> Trace:
-    """A ``Trace`` with one GPU stream of ``n`` back-to-back kernels (and a Memcpy
-    every ``memcpy_every``), built directly in columns: the benchmark's input."""
-    rng = np.random.default_rng(seed)
-    dur = rng.integers(500, 5_000, size=n, dtype=np.int64)
-    gap = rng.integers(100, 2_000, size=n, dtype=np.int64)
-    ts = np.cumsum(dur + gap) - (dur + gap) + 1_000_000
-    kind = np.full(n, Kind.KERNEL, dtype=np.uint8)
-    names = ["", GEMM, SOFTMAX, MEMCPY, "kernel"]
-    name_id = rng.integers(1, 3, size=n).astype(np.int32)
-    if memcpy_every:
-        kind[::memcpy_every] = Kind.MEMCPY
-        name_id[::memcpy_every] = 3
-    cat_id = np.full(n, 4, dtype=np.int32)
-    none = np.full(n, NO_ID, dtype=np.int64)
-    lane = Lane(
-        index=0, pid=0, tid=7, kind=LaneKind.GPU, label="stream 7", group=0, events=n, max_depth=0
-    )
-    group = Group(index=0, pid=0, kind=LaneKind.GPU, label="GPU 0", lanes=[0])
-    return Trace(
-        path=f"<flat {n}>",
-        n_entries=n,
-        strings=names,
-        ts_ns=ts,
-        dur_ns=dur,
-        name_id=name_id,
-        cat_id=cat_id,
-        kind=kind,
-        ph=np.full(n, ord("X"), dtype=np.uint8),
-        lane=np.zeros(n, dtype=np.int32),
-        depth=np.zeros(n, dtype=np.int16),
-        correlation=none,
-        external_id=none,
-        stream=np.full(n, 7, dtype=np.int64),
-        source_index=np.arange(n, dtype=np.int64),
-        args_offset=np.zeros(n, dtype=np.int64),
-        args_len=np.zeros(n, dtype=np.int32),
-        args_blob=b"",
-        lanes=[lane],
-        lane_start=np.array([0, n], dtype=np.int64),
-        groups=[group],
-        metadata={},
-    )
