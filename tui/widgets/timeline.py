@@ -173,6 +173,9 @@ class Timeline(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         self._theme_key = self.app.theme
+        if self.size.width and self.model.viewport.width != self.size.width - self.label_cells:
+            self._fit_width()  # a resize not seen yet (the first frame after mounting)
+            self.call_later(self.post_message, self.Changed(self))
         index = y + int(self.scroll_y)
         width = self.size.width
         if not self.model.rows and y == 1 and width > 0:
