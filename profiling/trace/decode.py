@@ -21,6 +21,7 @@ import numpy as np
 
 from profiling.errors import TraceError
 from profiling.trace.lenient import (
+    decode_masked,
     event_from_value,
     lenient_event,
     loads_lenient,
@@ -143,20 +144,12 @@ def _content_end(raw: bytes) -> int:
     return stop
 
 
-def chunk_entries(text: bytes | mmap.mmap, lo: int, hi: int) -> list[Any]:
-    """Every entry of a chunk, in order (for reading ``args`` lazily): raw JSON, or
-    already decoded values where the text is JSON only to a lenient reader."""
+def chunk_entries(text: bytes | mmap.mmap, lo: int, hi: int) -> list[msgspec.Raw]:
+    """Every entry of a chunk as raw JSON, in order (for reading ``args`` lazily)."""
     body = bytes(text[lo:hi]).rstrip().rstrip(b",")
     if not body.strip():
         return []
-    doc = b"[" + body + b"]"
-    try:
-        return _RAW_LIST.decode(doc)
-    except msgspec.DecodeError:
-        lenient = loads_lenient(doc)
-        if lenient is None or not isinstance(lenient[0], list):
-            raise
-        return lenient[0]
+    return split_entries(b"[" + body + b"]")
 
 
 def _repair_cut(
@@ -211,39 +204,30 @@ def _decode_leniently(
     """Event by event: keep what can be read, count what cannot (skipped entries keep
     their place in the entry numbering, so rows still map back to the file).
 
-    Entries of the wrong types are converted field by field; text that strict JSON
-    rejects (NaN tokens, bytes that are not UTF-8) is read with Python's rules.
+    Entries of the wrong types are converted field by field; entries that strict
+    JSON rejects (NaN tokens, bytes that are not UTF-8) are read with Python's rules.
     """
-    repairs: dict[str, None] = {}
     try:
-        entries: list[Any] = _RAW_LIST.decode(doc)
-        raw = True
+        entries = split_entries(doc)
     except msgspec.DecodeError as exc:
-        lenient = loads_lenient(doc)
-        if lenient is None or not isinstance(lenient[0], list):
-            _raise_at(_structure_error(doc) or exc, lo - 1, where)
-            raise
-        entries, raw = lenient[0], False
-        repairs.update(dict.fromkeys(lenient[1]))
+        _raise_at(exc, lo - 1, where)
+        raise
+    repairs: dict[str, None] = {}
     events: list[Event] = []
     skipped = coerced = relaxed = 0
     for entry in entries:
         event = None
-        if raw:
-            try:
-                event = _EVENT.decode(entry)
-            except msgspec.ValidationError:
-                event = lenient_event(entry)
-                coerced += event is not None
-            except msgspec.DecodeError:  # bad bytes or NaN inside this entry only
-                lenient = loads_lenient(bytes(entry))
-                if lenient is not None:
-                    event = event_from_value(lenient[0])
-                    repairs.update(dict.fromkeys(lenient[1]))
-                    relaxed += event is not None
-        else:
-            event = event_from_value(entry)
-            relaxed += event is not None
+        try:
+            event = _EVENT.decode(entry)
+        except msgspec.ValidationError:
+            event = lenient_event(entry)
+            coerced += event is not None
+        except msgspec.DecodeError:  # bad bytes or NaN inside this entry
+            lenient = loads_lenient(bytes(entry))
+            if lenient is not None:
+                event = event_from_value(lenient[0])
+                repairs.update(dict.fromkeys(lenient[1]))
+                relaxed += event is not None
         if event is None:
             skipped += 1
             events.append(Event(ph="\x00"))  # placeholder, dropped by _columns
@@ -260,6 +244,23 @@ def _decode_leniently(
             "(e.g. a string 'ts'); converted what could be"
         )
     return events, skipped
+
+
+def split_entries(doc: bytes) -> list[msgspec.Raw]:
+    """The entries of a JSON list, raw.  Where strict JSON fails only on NaN tokens or
+    bad bytes, the list is split on a masked copy (same offsets) and each entry is
+    the original text, for a lenient reader to decode."""
+    try:
+        return _RAW_LIST.decode(doc)
+    except msgspec.DecodeError as exc:
+        # a DecodeError from here on: not JSON even to a lenient reader
+        raws, masked = decode_masked(_RAW_LIST.decode, doc, exc)
+    base = np.frombuffer(masked, dtype=np.uint8).ctypes.data
+    out = []
+    for raw in raws:
+        at = np.frombuffer(raw, dtype=np.uint8).ctypes.data - base
+        out.append(msgspec.Raw(doc[at : at + len(raw)]))
+    return out
 
 
 _EVENT = msgspec.json.Decoder(Event)

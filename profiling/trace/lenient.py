@@ -12,11 +12,13 @@ import codecs
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 
 _EVENT = msgspec.json.Decoder()
+T = TypeVar("T")
 _NONFINITE = re.compile(rb"-?Infinity|NaN")
 _MASKS = {b"NaN": b"0.0", b"Infinity": b"0.000000", b"-Infinity": b"-0.000000"}
 
@@ -93,8 +95,30 @@ def mask_for_structure(text: Any) -> bytes:
     Good for finding *where* things are (offsets are unchanged), never for values:
     tokens become zeros (inside strings too: those stay strings) and bad bytes '?'.
     """
-    data = _mask_utf8(text)
-    return _NONFINITE.sub(lambda m: _MASKS[m.group()], data)
+    return _mask_tokens(_mask_utf8(text))
+
+
+def decode_masked(decode: Callable[[Any], T], text: Any, error: Exception) -> tuple[T, Any]:
+    """``decode`` of ``text``, which just failed with ``error``, retried on a masked
+    copy (see ``mask_for_structure``) for as long as the decoder complains about
+    something a mask fixes; returns the value and the text it was decoded from.
+    Only the kinds of trouble met are masked (a bad byte costs no token pass)."""
+    done: set[str] = set()
+    while True:
+        message = str(error)
+        kind = "utf8" if "UTF-8" in message else "token" if "invalid character" in message else ""
+        if not kind or kind in done:
+            raise error
+        done.add(kind)
+        text = _mask_utf8(text) if kind == "utf8" else _mask_tokens(text)
+        try:
+            return decode(text), text
+        except msgspec.DecodeError as exc:
+            error = exc
+
+
+def _mask_tokens(text: Any) -> bytes:
+    return _NONFINITE.sub(lambda m: _MASKS[m.group()], bytes(text))
 
 
 def _mask_utf8(text: Any, block: int = 16 << 20) -> bytes:

@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 
 from profiling.errors import TraceError
-from profiling.trace.lenient import loads_lenient, mask_for_structure
+from profiling.trace.lenient import decode_masked, loads_lenient
 
 CHUNK_BYTES = 16 << 20
 _BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
@@ -108,9 +108,8 @@ def _object_span(text: bytes | mmap.mmap, first: int, end: int, where: str) -> E
             return _truncated_object_span(text, first, where)
         # NaN/Infinity tokens or bytes that are not UTF-8 (the chunk decoder reads
         # those leniently): find the structure in a masked copy with the same offsets.
-        masked = mask_for_structure(view)
         try:
-            top = _decode_top(masked)
+            top, masked = decode_masked(_decode_top, view, exc)
         except msgspec.ValidationError:
             raise TraceError(
                 "JSON, but not a trace (odd top-level keys)", where, _TRACE_HINT
