@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import threading
 
 from profiling.errors import AttnTuiError
+
+LOADER_THREAD_PREFIX = "attn-tui load "
 
 
 def run(args: argparse.Namespace) -> int:
@@ -18,4 +22,11 @@ def run(args: argparse.Namespace) -> int:
 
     app = AttnTuiApp(list(args.paths), no_cache=bool(getattr(args, "no_cache", False)))
     app.run()
-    return int(app.return_code or 0)
+    code = int(app.return_code or 0)
+    if any(t.name.startswith(LOADER_THREAD_PREFIX) and t.is_alive() for t in threading.enumerate()):
+        # Quit while a file was still loading: the terminal is restored already;
+        # do not wait for the loader (or its decoding processes) to finish.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

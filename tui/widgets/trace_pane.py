@@ -86,7 +86,7 @@ class TracePane(Vertical):
         except OSError:
             self._file_bytes = 0
         self._update_status()
-        thread = threading.Thread(target=self._load, name=f"load {self.path}", daemon=True)
+        thread = threading.Thread(target=self._load, name=f"attn-tui load {self.path}", daemon=True)
         thread.start()
 
     # ---- loading (thread side) ----
@@ -122,7 +122,9 @@ class TracePane(Vertical):
         self._stage = (stage, fraction)
         self.query_one("#loading-bar", ProgressBar).update(progress=100 * fraction)
         self.query_one("#loading-label", Label).update(
-            Text(f"Loading {visible(self.path)}: {progress_text(stage, fraction, self._file_bytes)}")
+            Text(
+                f"Loading {visible(self.path)}: {progress_text(stage, fraction, self._file_bytes)}"
+            )
         )
 
     def _failed(self, line: str) -> None:
