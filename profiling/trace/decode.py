@@ -131,7 +131,7 @@ def decode_chunk(
     events, skipped = _decode_leniently(doc, lo, where, warnings)
     if skipped:
         warnings.append(f"skipped {skipped} entries that are not events (wrong types or shape)")
-    chunk = _columns(events, end, warnings)
+    chunk = _columns(events, end, warnings, placeholders=skipped > 0)
     chunk.skipped = skipped
     return chunk
 
@@ -272,7 +272,9 @@ def _raise_at(exc: msgspec.DecodeError, offset: int, where: str) -> None:
     raise_malformed(msgspec.DecodeError(message), where)
 
 
-def _columns(events: list[Event], end: int, warnings: list[str]) -> Chunk:
+def _columns(
+    events: list[Event], end: int, warnings: list[str], placeholders: bool = False
+) -> Chunk:
     """Column-wise extraction: a few list comprehensions, no per-event branching."""
     n_entries = len(events)
     meta = [
@@ -282,7 +284,7 @@ def _columns(events: list[Event], end: int, warnings: list[str]) -> Chunk:
         if e.ph == "M"
     ]
     entry = np.arange(n_entries, dtype=np.int64)
-    if meta or any(e.ph == "\x00" for e in events):
+    if meta or placeholders:  # rows exclude M events and skipped entries
         keep = [i for i, e in enumerate(events) if e.ph != "M" and e.ph != "\x00"]
         events = [events[i] for i in keep]
         entry = np.asarray(keep, dtype=np.int64)
