@@ -70,7 +70,7 @@ class AttnTuiApp(App[int]):
                     yield TracePane(
                         path, loader=self.loader, no_cache=self.no_cache, id=f"pane-{i}"
                     )
-        yield Footer()
+        yield Footer(compact=True)
 
     # ---- the active file ----
 

@@ -61,10 +61,10 @@ class Timeline(ScrollView, can_focus=True):
     }
 
     BINDINGS = [
-        Binding("w,plus,equals_sign", "zoom_in", "Zoom in", key_display="w/+"),
-        Binding("s,minus", "zoom_out", "Zoom out", key_display="s/-"),
-        Binding("a,left", "pan(-1)", "Pan left", key_display="a/←"),
-        Binding("d,right", "pan(1)", "Pan right", key_display="d/→"),
+        Binding("w,plus,equals_sign", "zoom_in", "Zoom in", key_display="w"),
+        Binding("s,minus", "zoom_out", "Zoom out", key_display="s"),
+        Binding("a,left", "pan(-1)", "Pan ←", key_display="a"),
+        Binding("d,right", "pan(1)", "Pan →", key_display="d"),
         Binding("up,k", "cursor(-1)", "Row up", show=False),
         Binding("down,j", "cursor(1)", "Row down", show=False),
         Binding("pageup", "cursor(-10)", "Page up", show=False),
@@ -72,8 +72,8 @@ class Timeline(ScrollView, can_focus=True):
         Binding("enter,space", "fold", "Fold", key_display="⏎"),
         Binding("h,comma", "step(-1)", "Prev event", show=False),
         Binding("l,full_stop", "step(1)", "Next event", show=False),
-        Binding("f", "zoom_selection", "Zoom to sel."),
-        Binding("0,F", "fit_all", "Fit all", key_display="0"),
+        Binding("f", "zoom_selection", "Zoom to sel.", show=False),
+        Binding("0,F", "fit_all", "Fit all", key_display="0", show=False),
         Binding("g", "follow_link", "CPU⇄GPU"),
         Binding("b,backspace", "back", "Back", show=False),
         Binding("escape", "clear_selection", "Clear", show=False),
