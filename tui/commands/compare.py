@@ -79,7 +79,7 @@ def _print(items: Sequence[object]) -> None:
         console.width = 220
     rows = table_rows(items)  # type: ignore[arg-type]
     keep = _kept_columns(rows)
-    title = rows[0][1] if rows and 1 not in keep else None
+    title = Text(visible(rows[0][1])) if rows and 1 not in keep else None  # never markup
     table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
     for i in keep:
         if COLUMNS[i] in NUMERIC_COLUMNS:  # numbers are never cut
