@@ -130,8 +130,10 @@ def resolve_device(requested: str) -> str:
 def make_config(device: str, **options: Any) -> CaptureConfig:
     """Build a config for a resolved device; options left as None take its defaults."""
     defaults = GPU_DEFAULTS if device == "cuda" else CPU_DEFAULTS
-    values = {key: (options.get(key) if options.get(key) is not None else value)
-              for key, value in defaults.items()}
+    values: dict[str, Any] = {
+        key: (options.get(key) if options.get(key) is not None else value)
+        for key, value in defaults.items()
+    }
     if values["dtype"] not in DTYPE_NAMES:
         raise CaptureError(f"unknown dtype {values['dtype']!r}", "--dtype",
                            "use bf16, fp16 or fp32")

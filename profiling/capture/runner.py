@@ -182,6 +182,7 @@ def run_variant(config: CaptureConfig, name: str, out: Path, gz: bool,
             _sync(config)
             phase("check")
             reference = reference_attention(q, k, v)
+            assert output is not None  # warmup_iters >= 1 ran the forward
             result.max_abs_error = check_output(prepared.to_reference_layout(output), reference,
                                                 config)
             del reference, output

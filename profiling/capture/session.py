@@ -157,8 +157,10 @@ def run_capture(config: CaptureConfig, names: list[str], out: Path, gz: bool = F
                 result = VariantResult(name=name, status="skipped", reason=reason,
                                        captured_at=now_iso())
             else:
-                result = run_variant(config, name, out, gz, env,
-                                     lambda p, n=name: reporter.phase(n, p))
+                def on_phase(p: str, n: str = name) -> None:
+                    reporter.phase(n, p)
+
+                result = run_variant(config, name, out, gz, env, on_phase)
             if result.status != "ok" and force:
                 # A forced rerun that did not produce new files must not leave old ones
                 # that the manifest no longer describes.

@@ -100,9 +100,10 @@ def count_region(trace: dict[str, Any], region: str) -> RegionCounts:
             if ts <= inst.start_us + inst.dur_us:
                 owner[corr] = inst
     for ev in gpu:
-        inst = owner.get((ev.get("args") or {}).get("correlation"))
-        if inst is None:
+        owning = owner.get((ev.get("args") or {}).get("correlation"))
+        if owning is None:
             continue
+        inst = owning
         kind = GPU_CATEGORIES[ev["cat"]]
         if kind == "kernel":
             inst.kernels += 1

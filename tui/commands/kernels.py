@@ -59,7 +59,7 @@ def _print(listing: list) -> None:
     if not console.is_terminal:
         console.width = 200
     for inst in listing:
-        counts = {}
+        counts: dict[str, int] = {}
         for k in inst.kernels:
             counts[k.kind] = counts.get(k.kind, 0) + 1
         what = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items())

@@ -45,9 +45,9 @@ def _print(stats: dict[str, Any]) -> None:
     ))
 
     lanes = Table(title="lanes", title_justify="left", box=box.SIMPLE_HEAD)
-    for header, justify in (("kind", "left"), ("pid", "right"), ("tid", "right"),
-                            ("label", "left"), ("events", "right")):
-        lanes.add_column(header, justify=justify, no_wrap=True)
+    for header in ("kind", "pid", "tid", "label", "events"):
+        right = header in ("pid", "tid", "events")
+        lanes.add_column(header, justify="right" if right else "left", no_wrap=True)
     for lane in stats["lanes"]:
         lanes.add_row(Text(lane["kind"]), Text(visible(str(lane["pid"]))),
                       Text(visible(str(lane["tid"]))), Text(visible(lane["label"])),

@@ -97,7 +97,7 @@ def _print_table(rows: list, self_cpu_total: float, self_device_total: float,
                 format_time(r.device_time),
             ]
         cells.append(str(r.count))
-        t.add_row(*[c if isinstance(c, Text) else Text(c) for c in cells])
+        t.add_row(*[c if isinstance(c, Text) else Text(str(c)) for c in cells])
     console.print(t)
     console.print(Text(f"Self CPU time total: {format_time(self_cpu_total)}"))
     if has_device:

@@ -58,7 +58,7 @@ def _fold_block(
 
 @triton.jit
 def attn_tui_flash_fwd_kernel(
-    Q, K, V, O,
+    Q, K, V, O,  # noqa: E741 (the attention output, named as in the papers)
     stride_qb, stride_qs, stride_qh,
     stride_kb, stride_ks, stride_kh,
     stride_vb, stride_vs, stride_vh,
