@@ -34,6 +34,7 @@ from profiling.capture.outputs import (
 )
 from profiling.capture.trace_counts import count_region
 from profiling.capture.variants import VARIANTS, Prepared, reference_attention
+from profiling.errors import CaptureError
 
 Phase = Callable[[str], None]
 
@@ -196,14 +197,45 @@ def run_variant(config: CaptureConfig, name: str, out: Path, gz: bool,
         result.status = "ok"
     except VariantFailed as exc:
         result.reason = str(exc)
+    except OutputsUnwritable:
+        raise  # the folder, not the variant: the capture stops (session.run_capture)
     except Exception as exc:
-        # Backend refusals, OOM, compile errors (torch and Triton raise many types):
+        # Backend refusals, compile errors (torch and Triton raise many types):
         # this variant fails loudly, and the capture goes on to the next one.
         lines = str(exc).strip().splitlines()
         result.reason = f"{exc.__class__.__name__}: {lines[0] if lines else ''}"[:400]
+        if out_of_memory(exc):  # this machine cannot run it at this shape: skipped
+            result.status = "skipped"
+            shape = "B={batch} H={heads} S={seq} D={head_dim}".format(**config.shape())
+            result.reason = f"out of memory at {shape} {config.dtype}: {result.reason}"[:400]
+            _free_device_memory(config)
     finally:
         result.seconds = round(time.perf_counter() - began, 3)
     return result
+
+
+class OutputsUnwritable(CaptureError):
+    """A variant's files could not be written (disk full, read-only, gone)."""
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """torch's OutOfMemoryError (any spelling across versions and devices)."""
+    import torch
+
+    types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
+                              getattr(torch.cuda, "OutOfMemoryError", None)) if t is not None)
+    return isinstance(exc, types) or (
+        isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower())
+
+
+def _free_device_memory(config: CaptureConfig) -> None:
+    if config.device == "cuda":
+        import gc
+
+        import torch
+
+        gc.collect()
+        torch.cuda.empty_cache()
 
 
 def _write(config: CaptureConfig, name: str, out: Path, gz: bool, prof: Any,
@@ -251,9 +283,14 @@ def _write(config: CaptureConfig, name: str, out: Path, gz: bool, prof: Any,
     try:
         write_json(final_oracle, oracle_rows(prof), indent=1)
         write_json(final_trace, trace, gz=gz)
-    except BaseException:
+    except BaseException as exc:
         # Never leave a trace without its oracle (or the reverse) from this run.
         remove_quietly([final_trace, final_oracle])
+        if isinstance(exc, OSError):
+            raise OutputsUnwritable(
+                f"cannot write {name}'s files ({exc.strerror or exc})", str(out),
+                "free some space or choose another --out",
+            ) from None
         raise
     remove_quietly([trace_path(out, name, not gz)])  # a stale trace of the other format
     result.trace, result.key_averages = final_trace.name, final_oracle.name

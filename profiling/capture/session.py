@@ -30,7 +30,7 @@ from profiling.capture.outputs import (
     variant_files,
     write_json,
 )
-from profiling.capture.runner import VariantResult, now_iso, run_variant
+from profiling.capture.runner import OutputsUnwritable, VariantResult, now_iso, run_variant
 from profiling.errors import CaptureError
 
 
@@ -147,6 +147,7 @@ def run_capture(config: CaptureConfig, names: list[str], out: Path, gz: bool = F
     env = environment(config)
     results: list[VariantResult] = []
     interrupted = False
+    unwritable: OutputsUnwritable | None = None
     current: str | None = None
     try:
         for name in names:
@@ -170,19 +171,38 @@ def run_capture(config: CaptureConfig, names: list[str], out: Path, gz: bool = F
             current = None
     except KeyboardInterrupt:
         interrupted = True
-        done = {r.name for r in results}
-        for name in names:
-            if name not in done:
-                why = "interrupted (Ctrl+C) while capturing" if name == current \
-                    else "not started: capture interrupted (Ctrl+C)"
-                results.append(VariantResult(name=name, status="interrupted", reason=why))
-    manifest = merge_manifest(load_manifest(out),
-                              build_manifest(config, env, gz, results, not interrupted))
-    write_json(out / MANIFEST, manifest, indent=2)
+        _mark_rest(results, names, current, "interrupted (Ctrl+C) while capturing",
+                   "not started: capture interrupted (Ctrl+C)")
+    except OutputsUnwritable as exc:
+        unwritable = exc
+        _mark_rest(results, names, current, f"not written: {exc.what}",
+                   "not started: the output folder could not be written")
+    manifest = merge_manifest(load_manifest(out), build_manifest(
+        config, env, gz, results, not interrupted and unwritable is None))
+    try:
+        write_json(out / MANIFEST, manifest, indent=2)
+    except OSError as exc:
+        if unwritable is not None:
+            raise unwritable from None  # the first failure says it; no manifest either
+        raise CaptureError(f"cannot write {MANIFEST} ({exc.strerror or exc})", str(out),
+                           "free some space or choose another --out") from None
+    if unwritable is not None:
+        raise OutputsUnwritable(unwritable.what, unwritable.where,
+                                f"{unwritable.hint}; {MANIFEST} says what finished") from None
     report = CaptureReport(out=out, results=results, manifest=manifest, interrupted=interrupted)
     if interrupted:
         raise CaptureInterrupted(report)
     return report
+
+
+def _mark_rest(results: list[VariantResult], names: list[str], current: str | None,
+               current_reason: str, rest_reason: str) -> None:
+    """Results for the variants a stopped capture did not finish."""
+    done = {r.name for r in results}
+    for name in names:
+        if name not in done:
+            why = current_reason if name == current else rest_reason
+            results.append(VariantResult(name=name, status="interrupted", reason=why))
 
 
 class CaptureInterrupted(KeyboardInterrupt):
