@@ -11,8 +11,10 @@ docs/reliability.md tabulates these cases; keep the two in step.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
+import io
 import json
 import os
 import random
@@ -372,9 +374,24 @@ def assert_cli_ok_or_one_line(result: subprocess.CompletedProcess[bytes], path: 
     return None
 
 
+SUBPROCESS = ("stats", "--json")  # the rest run through tui.cli.main in this process
+
+
+def cli_in_process(*argv: str) -> subprocess.CompletedProcess[bytes]:
+    """``tui.cli.main`` with stdout and stderr captured, shaped like a subprocess result."""
+    from tui.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return subprocess.CompletedProcess(list(argv), code, out.getvalue().encode(),
+                                       err.getvalue().encode())
+
+
 @pytest.fixture(scope="module")
 def corpus_cli(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Every case through every command, four subprocesses at a time (done once)."""
+    """Every case through every command (done once): ``stats --json`` as a real
+    subprocess (four at a time), the other commands in-process."""
     folder = tmp_path_factory.mktemp("corpus")
     cache = tmp_path_factory.mktemp("cache")
     paths = {}
@@ -382,12 +399,17 @@ def corpus_cli(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         paths[case.name] = folder / f"{case.name}.json"
         paths[case.name].write_bytes(case.data)
     before = {name: fingerprint(p) for name, p in paths.items()}
-    jobs = [(name, command) for name in paths for command in COMMANDS]
     env = {"ATTN_TUI_CACHE_DIR": str(cache)}
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(
-            lambda job: cli(job[1][0], str(paths[job[0]]), *job[1][1:], env=env), jobs))
-    return {"paths": paths, "before": before, "results": dict(zip(jobs, results, strict=True))}
+        spawned = dict(zip(paths, pool.map(
+            lambda name: cli(SUBPROCESS[0], str(paths[name]), *SUBPROCESS[1:], env=env), paths),
+            strict=True))
+    results = {}
+    for name, path in paths.items():
+        for command in COMMANDS:
+            results[(name, command)] = spawned[name] if command == SUBPROCESS else \
+                cli_in_process(command[0], str(path), *command[1:], "--no-cache")
+    return {"paths": paths, "before": before, "results": results}
 
 
 @pytest.mark.parametrize("name", list(CASE))

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from profiling.trace import Kind, LaneKind, Trace, load_trace
-from tests.test_bad_inputs import assert_cli_ok_or_one_line, cli
+from tests.test_bad_inputs import assert_cli_ok_or_one_line, cli, cli_in_process
 
 LONG = 10_000
 
@@ -53,11 +53,13 @@ def rows(trace: Trace, name: str) -> list[int]:
 
 
 def commands(path: Path, *extra: tuple[str, ...]) -> dict[tuple[str, ...], Any]:
-    """stats/table/kernels/findings --json and stats as text: 0 with JSON, or 2 in one line."""
+    """stats/table/kernels/findings --json and stats as text: 0 with JSON, or 2 in one line
+    (``stats --json`` in a subprocess, the others through ``tui.cli.main`` here)."""
     out: dict[tuple[str, ...], Any] = {}
     for argv in (("stats", "--json"), ("table", "--json"), ("kernels", "--json"),
                  ("findings", "--json"), ("stats",), ("table",), *extra):
-        result = cli(argv[0], str(path), *argv[1:], "--no-cache")
+        run = cli if argv == ("stats", "--json") else cli_in_process
+        result = run(argv[0], str(path), *argv[1:], "--no-cache")
         out[argv] = assert_cli_ok_or_one_line(result, path, "--json" in argv)
         if argv[0] != "kernels":
             assert result.returncode == 0, (argv, result.stderr)
