@@ -127,7 +127,7 @@ def _wide_encoding(head: bytes) -> str | None:
     """UTF-16/32 without a BOM, told by where the zero bytes of ASCII text fall."""
     if len(head) < 4 or 0 not in head or head.strip(b"\x00")[:1] not in (b"{", b"[", b" ", b"\n"):
         return None
-    zeros = tuple(b == 0 for b in head)
+    zeros = (head[0] == 0, head[1] == 0, head[2] == 0, head[3] == 0)
     return {
         (False, True, True, True): "UTF-32LE",
         (True, True, True, False): "UTF-32BE",
