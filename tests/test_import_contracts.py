@@ -37,3 +37,12 @@ def test_the_viewer_never_imports_torch():
     loaded = modules_after("import tui.cli, tui.app")
     assert "textual" in loaded
     assert not any(m == "torch" or m.startswith("torch.") for m in loaded)
+
+
+def test_the_cli_offers_exactly_the_variants_capture_knows():
+    # tui.cli may not import profiling.capture at module level (startup without
+    # torch), so it spells the names itself; this keeps the two lists one list.
+    from profiling.capture.config import VARIANT_NAMES
+    from tui.cli import VARIANTS
+
+    assert VARIANTS == VARIANT_NAMES
