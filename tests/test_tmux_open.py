@@ -101,6 +101,9 @@ def test_open_naive_trace_in_a_real_terminal(naive_trace, width, height):
         # view 3: the op table with aten::masked_fill
         term.send("3")
         term.wait_for("Self CUDA", "aten::masked_fill")
+        # view 5: the findings, naive's copy with what to try
+        term.send("5")
+        term.wait_for("5 Findings", "masked_fill copies", "Try:")
         # help, then back, then quit
         term.send("?")
         term.wait_for("Timeline (1)", "esc closes")

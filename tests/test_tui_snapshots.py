@@ -8,6 +8,8 @@ checking the pictures by eye.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tui.app import AttnTuiApp
@@ -61,3 +63,52 @@ def test_snapshot_empty_trace(tmp_path, monkeypatch, snap_compare):
     write_doc(tmp_path / "empty.json", {"traceEvents": []})
     app = AttnTuiApp(["empty.json"], theme="attn-dark")
     assert snap_compare(app, terminal_size=(80, 24), run_before=wait_loaded)
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces"
+STORY = ("naive", "inplace", "sdpa_math", "sdpa_flash", "sdpa_cudnn")
+needs_samples = pytest.mark.skipif(
+    not all((SAMPLES / f"{n}.json.gz").exists() for n in STORY), reason="sample traces absent"
+)
+
+
+async def _settle(pilot, done) -> None:
+    for _ in range(400):
+        if done():
+            break
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
+@needs_samples
+def test_snapshot_compare(monkeypatch, snap_compare):
+    # relative paths: the picture says "naive.json.gz", not where the repo lives
+    monkeypatch.chdir(SAMPLES)
+    app = AttnTuiApp([f"{n}.json.gz" for n in STORY], theme="attn-dark")
+
+    async def compare(pilot) -> None:
+        from tui.widgets.compare_view import CompareView
+
+        await wait_loaded(pilot)
+        await pilot.press("4")
+        view = app.query_one(CompareView)
+        await _settle(pilot, lambda: view.state == "ready")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=compare)
+
+
+@needs_samples
+def test_snapshot_findings(monkeypatch, snap_compare):
+    monkeypatch.chdir(SAMPLES)
+    app = AttnTuiApp(["naive.json.gz"], theme="attn-dark")
+
+    async def findings(pilot) -> None:
+        from tui.widgets.findings_view import FindingsView
+
+        await wait_loaded(pilot)
+        await pilot.press("5")
+        view = app.query_one(FindingsView)
+        await _settle(pilot, lambda: view.result is not None)
+        await pilot.press("enter", "down")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=findings)

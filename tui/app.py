@@ -1,4 +1,4 @@
-"""The Textual app: one tab per file, three views per tab, app-wide keys.
+"""The Textual app: one tab per file, four views per tab, a Compare tab, app-wide keys.
 
 Wiring only: views live in ``tui.widgets``, screens in ``tui.screens``, state and
 logic in plain modules (``tui.timeline_model``, ``tui.search``...).
@@ -20,6 +20,7 @@ from tui.screens.help import HelpScreen
 from tui.screens.search import SearchScreen
 from tui.session import load_session
 from tui.themes import DARK, LIGHT, THEMES, default_theme
+from tui.widgets.compare_view import CompareView
 from tui.widgets.timeline import Timeline
 from tui.widgets.trace_pane import VIEWS, Loader, TracePane
 
@@ -33,6 +34,8 @@ class AttnTuiApp(App[int]):
         Binding("1", "view('timeline')", "Timeline"),
         Binding("2", "view('regions')", "Regions"),
         Binding("3", "view('ops')", "Ops"),
+        Binding("4", "compare", "Compare", show=False),
+        Binding("5", "view('findings')", "Findings", show=False),
         Binding("slash", "search", "Search", key_display="/"),
         Binding("n", "match(1)", "Next match", show=False),
         Binding("N", "match(-1)", "Prev match", show=False),
@@ -58,6 +61,7 @@ class AttnTuiApp(App[int]):
         self.no_cache = no_cache
         self.loader = loader
         self.last_search = ""
+        self._file_tab: str | None = "file-0"  # the file tab keys 1-3 and 5 go back to
         for t in THEMES:
             self.register_theme(t)
         self.theme = theme or default_theme()
@@ -70,6 +74,9 @@ class AttnTuiApp(App[int]):
                     yield TracePane(
                         path, loader=self.loader, no_cache=self.no_cache, id=f"pane-{i}"
                     )
+            if len(self.paths) > 1:
+                with TabPane(Content("4 Compare"), id="compare"):
+                    yield CompareView(id="compare-view")
         yield Footer(compact=True)
 
     # ---- the active file ----
@@ -82,21 +89,43 @@ class AttnTuiApp(App[int]):
     def pane(self) -> TracePane | None:
         tabs = self.query_one("#files", TabbedContent)
         active = tabs.active_pane
-        if active is None:
-            return None
-        return active.query_one(TracePane)
+        found = active.query(TracePane) if active is not None else None
+        return found.first() if found else None  # None on the Compare tab
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = self.pane
         if pane is not None:
+            self._file_tab = pane.parent.id if pane.parent else None
             self.call_after_refresh(pane.show_view, pane.view)
+        elif event.pane.id == "compare":
+            compare = self.query_one(CompareView)
+            compare.update_from(self.panes)
+            self.call_after_refresh(compare.focus_view)
+
+    def on_trace_pane_settled(self, message: TracePane.Settled) -> None:
+        compare = self.query(CompareView)
+        if compare and compare.first().state != "idle":  # shown once: keep it current
+            compare.first().update_from(self.panes)
 
     # ---- actions ----
 
     def action_view(self, view: str) -> None:
         pane = self.pane
+        if pane is None and self._file_tab:  # on the Compare tab: back to the last file
+            self.query_one("#files", TabbedContent).active = self._file_tab
+            pane = self.query_one(f"#{self._file_tab}").query_one(TracePane)
         if pane is not None and view in VIEWS:
             pane.show_view(view)
+
+    def action_compare(self) -> None:
+        if len(self.paths) < 2:
+            self.notify(
+                "Compare needs two or more traces: attn-tui open A.json B.json ...",
+                severity="warning",
+                timeout=5,
+            )
+            return
+        self.query_one("#files", TabbedContent).active = "compare"
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -120,8 +149,9 @@ class AttnTuiApp(App[int]):
     def action_tab(self, step: int) -> None:
         tabs = self.query_one("#files", TabbedContent)
         ids = [f"file-{i}" for i in range(len(self.paths))]
-        if tabs.active in ids:
-            tabs.active = ids[(ids.index(tabs.active) + step) % len(ids)]
+        current = tabs.active if tabs.active in ids else self._file_tab  # from Compare
+        if current in ids:
+            tabs.active = ids[(ids.index(current) + step) % len(ids)]
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT.name if self.theme == DARK.name else DARK.name
@@ -151,6 +181,16 @@ class AttnTuiApp(App[int]):
         )
         yield SystemCommand(
             "View: ops (3)", "The key_averages op table", partial(self.action_view, "ops")
+        )
+        yield SystemCommand(
+            "View: compare (4)",
+            "The open files side by side (two or more)",
+            self.action_compare,
+        )
+        yield SystemCommand(
+            "View: findings (5)",
+            "What an expert would point out, with evidence",
+            partial(self.action_view, "findings"),
         )
         yield SystemCommand(
             "Search event names (/)", "Substring, or re:<regex>", self.action_search

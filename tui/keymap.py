@@ -7,14 +7,15 @@ KEYMAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Everywhere",
         (
-            ("1 / 2 / 3", "timeline / regions / ops view"),
+            ("1 / 2 / 3 / 5", "timeline / regions / ops / findings view of the file"),
+            ("4", "compare the open files side by side (open two or more)"),
             ("/", "search event names (substring; re:<regex> for a regex)"),
             ("n / N", "next / previous search match, on the timeline"),
             ("[ / ]", "previous / next file (when several are open)"),
             ("?", "this help"),
             ("ctrl+p", "command palette: every action by name"),
             ("ctrl+t", "switch light / dark theme"),
-            ("ctrl+s", "save an SVG screenshot of the screen"),
+            ("ctrl+s", "save an SVG screenshot of the screen (any view)"),
             ("q / ctrl+c", "quit (also while a file is loading)"),
         ),
     ),
@@ -40,6 +41,7 @@ KEYMAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("↑ / ↓", "move in the focused table"),
             ("⏎", "region -> its instances -> their GPU events (full name below)"),
+            ("▁▃█", "GPU time of each instance, in order (height from zero)"),
             ("z", "show the instance or GPU event on the timeline"),
             ("esc", "back to the table above"),
         ),
@@ -51,6 +53,22 @@ KEYMAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("r", "reverse the sort"),
             ("click header", "sort by that column"),
             ("f", "filter by name (re:<regex> for a regex); ⏎ back to the table"),
+        ),
+    ),
+    (
+        "Compare (4)",
+        (
+            ("↑ / ↓", "move in the table; the row's implementation in full below"),
+            ("bars", "average GPU time per instance of each file, with its implementation"),
+        ),
+    ),
+    (
+        "Findings (5)",
+        (
+            ("↑ / ↓", "choose a finding: what it is and what to try, its evidence below"),
+            ("⏎", "finding -> its evidence events"),
+            ("z / ⏎", "show the evidence event on the timeline (z on a finding: its first)"),
+            ("esc", "back to the findings"),
         ),
     ),
 )

@@ -15,6 +15,7 @@ from profiling.analysis.instance_kernels import instance_kernels
 from profiling.analysis.regions import STEP_GROUP, RegionInstance, Regions, RegionSummary
 from profiling.analysis.regions import find_regions as analysis_regions
 from profiling.trace.model import Kind, Trace
+from tui.blocks import sparkline
 from tui.links import Links
 
 
@@ -97,3 +98,15 @@ def instance_span(inst: RegionInstance) -> tuple[int, int]:
         t0 = min(t0, inst.gpu_start_ns)
         t1 = max(t1, inst.gpu_end_ns)
     return t0, t1
+
+
+SPARK_CELLS = 16
+"""Width of a region's GPU-time sparkline in the names table (more instances are
+bucketed by their maximum)."""
+
+
+def gpu_sparkline(region: Region, width: int = SPARK_CELLS) -> str:
+    """GPU time of each instance, in order, as ▁▂▃▄▅▆▇█ ('' when the region has no
+    GPU time): a warm-up instance or a slow step shows without opening the region."""
+    times = [float(inst.device_ns) for inst in region.instances]
+    return sparkline(times, width) if any(times) else ""

@@ -87,3 +87,6 @@ def default_theme(environ: dict[str, str] | None = None) -> str:
         if bg.isdigit() and int(bg) in (7, 15):
             return LIGHT.name
     return DARK.name
+
+SEVERITY_STYLE = {"high": "bold red", "medium": "bold yellow", "low": "dim"}
+"""Findings by severity: clear waste in red, worth-a-look in yellow, context dimmed."""

@@ -166,13 +166,15 @@ def region_findings(trace: Trace, region: str, links: Links | None = None,
     return sorted(found, key=lambda f: order.get(f.severity, len(order)))
 
 
-def trace_findings(trace: Trace, regions: Sequence[str] | None = None) -> TraceFindings:
+def trace_findings(trace: Trace, regions: Sequence[str] | None = None,
+                   links: Links | None = None) -> TraceFindings:
     """Findings for the trace's attention regions (or ``regions``).
 
     With no attention region at all, the profiler steps are examined instead, for
     the rules that do not need attention (syncs, gaps, launch-bound, odd steps).
+    ``links`` reuses links already made (the TUI has them from loading).
     """
-    links = link_gpu_events(trace)
+    links = links if links is not None else link_gpu_events(trace)
     found_regions = find_regions(trace, links)
     notes: list[str] = []
     names = list(regions) if regions else attention_regions(trace, links, found_regions)

@@ -14,7 +14,7 @@ from profiling.trace.model import Trace
 from tui.fmt import fmt_ns, fmt_pct
 from tui.links import Links
 from tui.names import clip, short_name, visible
-from tui.regions_data import KernelRow, Region, instance_span, kernel_rows
+from tui.regions_data import KernelRow, Region, gpu_sparkline, instance_span, kernel_rows
 from tui.themes import COPY_STYLE
 
 
@@ -84,6 +84,7 @@ class RegionsView(Vertical):
         names.add_column(_col("kernels"), key="k")
         names.add_column(_col("memcpy"), key="mc")
         names.add_column(_col("memset"), key="ms")
+        names.add_column(" GPU per instance", key="spark")
         for i, r in enumerate(self.regions):
             s = r.summary
             names.add_row(
@@ -94,6 +95,7 @@ class RegionsView(Vertical):
                 _num(f"{s.kernels_per_instance:g}"),
                 _num(f"{s.memcpy_per_instance:g}"),
                 _num(f"{s.memset_per_instance:g}"),
+                Text(" " + gpu_sparkline(r), style="bold"),
                 key=str(i),
             )
         inst = self.instances_table
@@ -125,6 +127,7 @@ class RegionsView(Vertical):
             return
         self.current_region = self.regions[index]
         table = self.instances_table
+        table.border_title = self._instances_title(self.current_region)
         table.clear()
         t0 = self.trace.start_ns
         for i, inst in enumerate(self.current_region.instances):
@@ -138,6 +141,17 @@ class RegionsView(Vertical):
                 key=str(i),
             )
         self.choose_instance(0)
+
+    @staticmethod
+    def _instances_title(region: Region) -> str:
+        """The instances table's title: the GPU sparkline of the chosen region with its
+        range (numbers and block characters only: border titles are markup)."""
+        title = "Instances · ⏎ GPU events · z timeline"
+        line = gpu_sparkline(region, 32)
+        if not line:
+            return title
+        times = [inst.device_ns for inst in region.instances]
+        return f"{title} · GPU {line} {fmt_ns(min(times))} … {fmt_ns(max(times))}"
 
     def choose_instance(self, index: int) -> None:
         region = self.current_region

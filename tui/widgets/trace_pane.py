@@ -13,6 +13,7 @@ import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import ContentSwitcher, Label, ProgressBar, Static
 
 from tui.fmt import fmt_count, fmt_ns
@@ -20,12 +21,15 @@ from tui.names import visible
 from tui.search import Query, QueryError, find, next_match, parse_query
 from tui.session import Session, error_line, load_session
 from tui.timeline_model import TimelineModel
+from tui.widgets.findings_view import FindingsView
 from tui.widgets.ops_view import OpsView
 from tui.widgets.regions_view import RegionsView
 from tui.widgets.timeline_view import TimelineView
 
-VIEWS = ("timeline", "regions", "ops")
-VIEW_TITLES = {"timeline": "1 Timeline", "regions": "2 Regions", "ops": "3 Ops"}
+VIEWS = ("timeline", "regions", "ops", "findings")
+VIEW_TITLES = {
+    "timeline": "1 Timeline", "regions": "2 Regions", "ops": "3 Ops", "findings": "5 Findings"
+}
 
 Loader = Callable[..., Session]
 
@@ -51,6 +55,9 @@ def progress_text(stage: str, fraction: float, size: int) -> str:
 
 class TracePane(Vertical):
     """Owns one ``Session`` and its views; ``state`` is loading, ready or error."""
+
+    class Settled(Message):
+        """Loading ended (ready or error): the Compare view waits for every tab."""
 
     def __init__(
         self, path: str, *, loader: Loader = load_session, no_cache: bool = False, **kwargs
@@ -135,6 +142,7 @@ class TracePane(Vertical):
         self.query_one("#error", Static).update(text)
         self.query_one("#views", ContentSwitcher).current = "error"
         self._update_status()
+        self.post_message(self.Settled())
 
     async def _loaded(self, session: Session) -> None:
         try:
@@ -148,6 +156,7 @@ class TracePane(Vertical):
             return
         self.state = "ready"
         self.show_view(self.view)
+        self.post_message(self.Settled())
 
     # ---- views ----
 
@@ -160,6 +169,8 @@ class TracePane(Vertical):
             return RegionsView(
                 session.trace, session.links, session.regions, session.regions_error, id="regions"
             )
+        if view == "findings":
+            return FindingsView(session.trace, session.links, id="findings")
         return OpsView(session.ops, session.ops_totals, session.ops_error, id="ops")
 
     def show_view(self, view: str) -> None:
@@ -223,6 +234,8 @@ class TracePane(Vertical):
         self.model.show_range(message.t0, message.t1)
         self.show_view("timeline")
         self.timeline_view.timeline._sync()
+
+    on_findings_view_zoom_to = on_regions_view_zoom_to  # the same jump, from evidence
 
     @property
     def timeline_view(self) -> TimelineView:

@@ -1,0 +1,75 @@
+"""The Findings view's content: ``profiling.analysis.findings`` per open file (pure).
+
+The findings are the headless ``attn-tui findings`` command's, computed with the
+links the tab already made while loading.  This module only turns them into
+table cells (names made visible, times with units) and says where on the
+timeline each piece of evidence lies, so the widget stays a thin renderer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from profiling.analysis.findings import EvidenceRow, Finding, TraceFindings, trace_findings
+from profiling.analysis.links import Links as AnalysisLinks
+from profiling.trace.model import Trace
+from tui.fmt import fmt_ns
+from tui.names import clip, short_name, visible
+
+FINDING_COLUMNS = ("severity", "finding", "region", "instances", "evidence")
+EVIDENCE_COLUMNS = ("event", "kind", "inst", "start", "duration", "launched by", "note")
+
+
+def find(trace: Trace, links: AnalysisLinks | None = None) -> TraceFindings:
+    """The trace's findings (its attention regions, else its profiler steps)."""
+    return trace_findings(trace, links=links)
+
+
+def finding_cells(f: Finding, title_limit: int = 72) -> tuple[str, ...]:
+    """One ``FINDING_COLUMNS`` row: names made visible, the title clipped to fit."""
+    return (
+        f.severity,
+        clip(visible(f.title), title_limit),
+        visible(f.region),
+        f.instances_text(),
+        str(len(f.evidence)),
+    )
+
+
+def evidence_cells(e: EvidenceRow, name_limit: int = 48) -> tuple[str, ...]:
+    """One ``EVIDENCE_COLUMNS`` row; times relative to the trace start."""
+    return (
+        clip(short_name(e.name, name_limit), name_limit),
+        e.kind,
+        "" if e.instance is None else f"#{e.instance}",
+        fmt_ns(e.start_us * 1000),
+        fmt_ns(e.dur_us * 1000),
+        launch_chain(e.launched_by),
+        visible(e.note),
+    )
+
+
+def launch_chain(chain: str) -> str:
+    """``outer > a > b > inner`` as ``outer › … › inner``: the op the user wrote and the
+    one that launched the event, as the Regions view shows them."""
+    ops = [visible(op) for op in chain.split(" > ") if op]
+    if len(ops) <= 2:
+        return " › ".join(ops)
+    return f"{ops[0]} › … › {ops[-1]}"
+
+
+@dataclass(frozen=True)
+class Jump:
+    """Where the timeline goes for one piece of evidence: select ``row``, show [t0, t1]."""
+
+    row: int
+    t0: int
+    t1: int
+
+
+def jump_of(trace: Trace, e: EvidenceRow) -> Jump | None:
+    """The evidence event's absolute time range (None when its row is not in the trace)."""
+    if not 0 <= e.row < len(trace):
+        return None
+    t0 = int(trace.ts_ns[e.row])
+    return Jump(e.row, t0, t0 + max(int(trace.dur_ns[e.row]), 1))
