@@ -23,18 +23,20 @@ import gzip
 import io
 import json
 import random
+import shutil
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profiling.errors import TraceError
-from profiling.trace import Trace, load_trace
+from profiling.trace import Trace, cache, load_trace
 from tests.conftest import SAMPLE_TRACES, real_trace_files
 
 MAX_SEED_BYTES = 200_000
@@ -317,3 +319,55 @@ def test_every_seed_loads(seed: str):
     """The unmutated seeds load (else the mutations above test little)."""
     trace = load_within_bounds(SEEDS[seed])
     assert trace is not None and len(trace) > 0
+
+
+# ---- a damaged sidecar index is rebuilt, never trusted into a crash ----
+
+INDEX_FILES = [f"{c}.npy" for c in cache._COLUMNS] + ["meta.json"]
+damage = st.one_of(
+    st.tuples(st.just("flip"), st.lists(st.tuples(position, st.integers(1, 255)),
+                                        min_size=1, max_size=5)),
+    st.tuples(st.just("truncate"), position),
+    st.tuples(st.just("swap"), st.sampled_from(INDEX_FILES)),
+)
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Trace]:
+    folder = tmp_path_factory.mktemp("index")
+    path = folder / "t.json"
+    path.write_bytes(SEEDS["synthetic"])
+    fresh = load_trace(path, use_cache=False)
+    load_trace(path, min_cache_bytes=0)
+    (index,) = [p for p in folder.iterdir() if p.name.endswith(cache.SUFFIX)]
+    pristine = folder / "pristine"
+    shutil.copytree(index, pristine)
+    return path, pristine, fresh
+
+
+@settings(FUZZ, max_examples=80, suppress_health_check=list(HealthCheck))
+@given(name=st.sampled_from(INDEX_FILES), how=damage)
+def test_a_damaged_index_is_rebuilt_or_harmless(indexed: tuple[Path, Path, Trace], name: str,
+                                               how: tuple[Any, ...]):
+    from profiling.analysis.stats import Analysis, trace_stats
+
+    path, pristine, fresh = indexed
+    index = path.with_name(path.name + cache.SUFFIX)
+    shutil.rmtree(index, ignore_errors=True)
+    shutil.copytree(pristine, index)
+    target = index / name
+    data = bytearray(target.read_bytes())
+    if how[0] == "flip" and data:
+        for at, bits in how[1]:
+            data[at % len(data)] ^= bits
+    elif how[0] == "truncate":
+        del data[how[1] % (len(data) + 1):]
+    elif how[0] == "swap":
+        data = bytearray((index / how[1]).read_bytes())
+    target.write_bytes(bytes(data))
+    trace = load_trace(path, min_cache_bytes=0)
+    if any("damaged cache" in w for w in trace.warnings):
+        assert np.array_equal(trace.ts_ns, fresh.ts_ns)  # rebuilt from the file
+        assert trace.strings == fresh.strings
+    exercise(trace)
+    trace_stats(trace, Analysis.of(trace))  # whatever was accepted is consistent

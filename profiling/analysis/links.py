@@ -252,6 +252,8 @@ def _link_by_flows(
     )
     keep = counts == 1
     sid, first = sid[keep], first[keep]
+    if sid.shape[0] == 0:  # every start id repeats (e.g. ids that are not numbers)
+        return
     pos = np.searchsorted(sid, trace.correlation[finishes])
     pos = np.minimum(pos, max(sid.shape[0] - 1, 0))
     paired = (sid.shape[0] > 0) & (sid[pos] == trace.correlation[finishes])

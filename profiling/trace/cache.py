@@ -25,7 +25,7 @@ from typing import Any, cast
 import msgspec
 import numpy as np
 
-from profiling.trace.model import Group, Lane, Trace
+from profiling.trace.model import Group, Kind, Lane, Trace
 
 LOADER_VERSION = 3
 """Bump when the model or the loader changes what it produces."""
@@ -113,23 +113,65 @@ def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta] | None:
                 continue  # an index of an older version of the file: rebuilt below
             columns = {c: np.load(folder / f"{c}.npy", mmap_mode="r") for c in _COLUMNS}
             trace = _trace_from(path, meta, columns)
-        except (OSError, ValueError, msgspec.DecodeError, KeyError, TypeError) as exc:
+        except Exception as exc:  # numpy's header parser alone raises half a dozen types
             warnings.append(f"ignored a damaged cache at {folder} ({type(exc).__name__}); rebuilt")
             continue
         return trace, meta
     return None
 
 
-def _trace_from(path: Path, meta: _Meta, columns: dict[str, np.ndarray]) -> Trace:
+_DTYPES = {
+    "ts_ns": np.int64, "dur_ns": np.int64, "name_id": np.int32, "cat_id": np.int32,
+    "kind": np.uint8, "ph": np.uint8, "lane": np.int32, "depth": np.int16,
+    "correlation": np.int64, "external_id": np.int64, "stream": np.int64,
+    "source_index": np.int64, "lane_start": np.int64,
+}
+
+
+def _check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane],
+           groups: list[Group]) -> None:
+    """ValueError unless the index is internally consistent: a damaged index (a bad
+    disk, a bit flip) must be rebuilt, not crash whatever reads the model later.
+    A few vectorised min/max passes: milliseconds even for millions of events."""
+    for name, dtype in _DTYPES.items():
+        if columns[name].dtype != dtype or columns[name].ndim != 1:
+            raise ValueError(f"column {name} has the wrong type")
     n = len(columns["ts_ns"])
     if any(len(columns[c]) != n for c in _COLUMNS if c != "lane_start"):
         raise ValueError("columns of different lengths")
+    starts, lane = columns["lane_start"], columns["lane"]
+    if len(starts) != len(lanes) + 1 or not np.array_equal(
+            np.searchsorted(lane, np.arange(len(lanes) + 1)), starts) or (
+            n and (lane[0] < 0 or lane[-1] >= len(lanes) or np.any(np.diff(lane) < 0))):
+        raise ValueError("lanes do not match their rows")
+    if n:
+        for name, limit in (("name_id", len(meta.strings)), ("cat_id", len(meta.strings)),
+                            ("source_index", meta.n_entries), ("kind", len(Kind))):
+            column = columns[name]
+            if int(column.min()) < 0 or int(column.max()) >= limit:
+                raise ValueError(f"column {name} out of range")
+        if int(columns["dur_ns"].min()) < 0 or int(columns["depth"].min()) < 0:
+            raise ValueError("negative durations or depths")
+    if any(item.index != i or not 0 <= item.group < len(groups) for i, item in enumerate(lanes)):
+        raise ValueError("lane table damaged")
+    if any(not 0 <= k < len(lanes) for g in groups for k in g.lanes):
+        raise ValueError("group table damaged")
+    spans, entry_starts = meta.chunk_spans, meta.entry_starts
+    if len(spans) != len(entry_starts) or (entry_starts and entry_starts[0] != 0) or any(
+            lo > hi for lo, hi in spans) or entry_starts != sorted(entry_starts):
+        raise ValueError("chunk table damaged")
+
+
+def _trace_from(path: Path, meta: _Meta, columns: dict[str, np.ndarray]) -> Trace:
+    lanes = [Lane(**lane) for lane in meta.lanes]
+    groups = [Group(**group) for group in meta.groups]
+    _check(meta, columns, lanes, groups)
     return Trace(
         path=str(path),
         n_entries=meta.n_entries,
         strings=meta.strings,
-        lanes=[Lane(**lane) for lane in meta.lanes],
-        groups=[Group(**group) for group in meta.groups],
+        lanes=lanes,
+        groups=groups,
         metadata=meta.metadata,
         warnings=list(meta.warnings),
         **cast(dict[str, Any], columns),
