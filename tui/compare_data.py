@@ -162,9 +162,9 @@ def chart_lines(result: CompareResult, width: int) -> list[ChartLine]:
         if entry.comparison is None:
             items.append((visible(entry.label), entry, None))
             continue
-        for name, reg in entry.comparison.regions.items():
+        for name, region in entry.comparison.regions.items():
             label = f"{entry.label} · {name}" if several else entry.label
-            items.append((visible(label), entry, reg))
+            items.append((visible(label), entry, region))
     if not items:
         return []
     label_w = min(max(len(label) for label, _, _ in items), 24)

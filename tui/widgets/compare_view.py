@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from rich.console import JustifyMethod
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -25,6 +26,10 @@ from tui.themes import COPY_STYLE
 from tui.widgets.compare_chart import CompareChart
 
 _COPY_COLUMNS = {"memcpy": "memcpy", "memset": "memset"}
+
+
+def _justify(column: str) -> JustifyMethod:
+    return "right" if column in NUMERIC_COLUMNS else "left"
 
 
 class PaneLike(Protocol):
@@ -57,6 +62,7 @@ class CompareView(Vertical):
         self.rows: list[Row] = []
         self.state = "idle"  # idle | waiting | running | ready | error
         self._inputs: tuple[int, ...] = ()
+        self._worker: Worker | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="compare-status")
@@ -72,8 +78,7 @@ class CompareView(Vertical):
         table = self.table
         table.border_title = "Compare · the attn-tui compare table"
         for col in COLUMNS:
-            justify = "right" if col in NUMERIC_COLUMNS else "left"
-            table.add_column(Text(" " + col, justify=justify), key=col)
+            table.add_column(Text(" " + col, justify=_justify(col)), key=col)
         self._status(Text("Press 4 to compare the open files.", style="dim"))
 
     def focus_view(self) -> None:
@@ -102,16 +107,17 @@ class CompareView(Vertical):
         self.state = "running"
         self._status(Text(f"Comparing {len(ready)} files…", style="dim"))
         region = self.region_name
-        self.run_worker(
+        self._worker = self.run_worker(
             lambda: compare_sources(ready, region), thread=True, exclusive=True,
             exit_on_error=False, name="compare", group="compare",
         )  # fmt: skip
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "compare":
+        if event.worker is not self._worker:  # another view's, or superseded by a reload
             return
-        if event.state == WorkerState.SUCCESS:
-            self.show_result(event.worker.result)
+        result = event.worker.result
+        if event.state == WorkerState.SUCCESS and isinstance(result, CompareResult):
+            self.show_result(result)
         elif event.state == WorkerState.ERROR:
             self.state = "error"
             self._inputs = ()
@@ -151,8 +157,7 @@ class CompareView(Vertical):
                 style = "bold red"
             elif col in _COPY_COLUMNS and value not in ("", "0"):
                 style = COPY_STYLE[_COPY_COLUMNS[col]]
-            justify = "right" if col in NUMERIC_COLUMNS else "left"
-            cells.append(Text(shown, style=style, justify=justify))
+            cells.append(Text(shown, style=style, justify=_justify(col)))
         return cells
 
     def _describe(self, index: int) -> None:

@@ -101,8 +101,9 @@ class FindingsView(Vertical):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "findings":
             return
-        if event.state == WorkerState.SUCCESS:
-            self.show_findings(event.worker.result)
+        result = event.worker.result
+        if event.state == WorkerState.SUCCESS and isinstance(result, TraceFindings):
+            self.show_findings(result)
         elif event.state == WorkerState.ERROR:
             self.error = error_line(event.worker.error or RuntimeError("findings failed"))
             self.findings_table.border_title = "Findings · failed"
