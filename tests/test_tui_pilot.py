@@ -22,7 +22,10 @@ SAMPLE_NAIVE = Path(__file__).resolve().parent.parent / "sample_traces" / "naive
 
 async def wait_loaded(pilot, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
-    while any(p.state == "loading" for p in pilot.app.panes):
+    def busy(p) -> bool:  # loading, or the analysis after the first frame still running
+        return p.state == "loading" or (p.session is not None and not p.session.analysed)
+
+    while any(busy(p) for p in pilot.app.panes):
         if time.monotonic() > deadline:
             raise AssertionError("still loading")
         await pilot.pause(0.05)

@@ -397,6 +397,6 @@ def test_loading_line_says_how_far():
     from tui.widgets.trace_pane import progress_text
 
     assert progress_text("read", 0.0, 45_600_000) == "reading 45.6 MB"
-    half = 0.85 * (0.05 + 0.8 * 0.5)
+    half = 0.05 + 0.8 * 0.5
     assert progress_text("decode", half, 45_600_000) == "decoding events, 22.8 of 45.6 MB"
     assert "analysing" in progress_text("regions", 0.9, 1)

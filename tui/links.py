@@ -9,6 +9,8 @@ aten::copy_" rather than only the innermost op.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from profiling.analysis.links import Links as AnalysisLinks
@@ -19,11 +21,30 @@ _NONE = np.zeros(0, dtype=np.int64)
 
 
 class Links:
-    """Link lookups over one trace; every method answers in trace rows (-1: none)."""
+    """Link lookups over one trace; every method answers in trace rows (-1: none).
+
+    The analysis is computed on first use (once, whichever thread asks first), not
+    here: building it walks every event (about half a second per million), and
+    the timeline must be able to paint before that.
+    """
 
     def __init__(self, trace: Trace, analysis: AnalysisLinks | None = None) -> None:
         self.trace = trace
-        self.analysis = analysis if analysis is not None else link_gpu_events(trace)
+        self._analysis = analysis
+        self._lock = threading.Lock()
+
+    @property
+    def analysis(self) -> AnalysisLinks:
+        if self._analysis is None:
+            with self._lock:
+                if self._analysis is None:
+                    self._analysis = link_gpu_events(self.trace)
+        return self._analysis
+
+    @property
+    def ready(self) -> bool:
+        """Whether the links are computed already (asking costs nothing then)."""
+        return self._analysis is not None
 
     # ---- GPU -> CPU ----
 

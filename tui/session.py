@@ -1,8 +1,10 @@
 """Everything the app shows about one file, computed off the UI thread (pure).
 
-``load_session`` reads the trace (reporting progress), then builds the links,
-regions and op table.  A failure in one analysis does not lose the others: the
-op table, say, shows its one-line error while the timeline still works.
+``load_session`` reads the trace (reporting progress) and returns as soon as the
+columns exist, so the timeline can paint; ``Session.analyse`` then builds the
+links, regions and op table (seconds on a 1 GB trace), on a background thread
+started after that first frame.  A failure in one analysis does not lose the
+others: the op table, say, shows its one-line error while the timeline works.
 """
 
 from __future__ import annotations
@@ -32,6 +34,35 @@ class Session:
     ops: list[dict[str, Any]] | None = None
     ops_totals: Totals | None = None
     ops_error: str = ""
+    analysed: bool = False  # regions and ops are set (read them only once this is True)
+
+    def analyse(self, progress: Progress | None = None) -> None:
+        """Links, regions and the op table (idempotent; run off the UI thread).
+
+        Never raises for an analysis failure: each one is recorded as its view's
+        one-line error."""
+        if self.analysed:
+            return
+        report = progress or (lambda stage, fraction: None)
+        report("links", 0.0)
+        try:
+            self.links.analysis  # noqa: B018 - computes the lazy links once, here
+        except Exception as exc:  # noqa: BLE001 - both views need the links
+            self.regions_error = self.ops_error = error_line(exc)
+            self.analysed = True
+            return
+        report("regions", 0.3)
+        try:
+            self.regions = find_regions(self.trace, self.links)
+        except Exception as exc:  # noqa: BLE001 - shown in the regions view
+            self.regions_error = error_line(exc)
+        report("op table", 0.4)
+        try:
+            self.ops, self.ops_totals = key_averages(self.trace)
+        except Exception as exc:  # noqa: BLE001 - shown in the ops view
+            self.ops_error = error_line(exc)
+        report("done", 1.0)
+        self.analysed = True
 
 
 def error_line(exc: BaseException) -> str:
@@ -56,26 +87,8 @@ def key_averages(trace: Trace) -> tuple[list[dict[str, Any]], Totals]:
 def load_session(
     path: str | os.PathLike[str], progress: Progress | None = None, *, no_cache: bool = False
 ) -> Session:
-    """Load ``path`` and analyse it.  Raises only for the trace itself (one-line
-    ``AttnTuiError``); analysis failures are recorded on the session."""
-    report = progress or (lambda stage, fraction: None)
-
-    def loading(stage: str, fraction: float) -> None:
-        report(stage, 0.85 * fraction)
-
-    trace = load_trace(path, progress=loading, use_cache=not no_cache)
-    report("links", 0.86)
-    links = Links(trace)
-    session = Session(os.fspath(path), trace, links)
-    report("regions", 0.9)
-    try:
-        session.regions = find_regions(trace, links)
-    except Exception as exc:  # noqa: BLE001 - shown in the regions view
-        session.regions_error = error_line(exc)
-    report("op table", 0.95)
-    try:
-        session.ops, session.ops_totals = key_averages(trace)
-    except Exception as exc:  # noqa: BLE001 - shown in the ops view
-        session.ops_error = error_line(exc)
-    report("done", 1.0)
-    return session
+    """Load ``path`` into a session whose analysis is still to run
+    (``Session.analyse``).  Raises only for the trace itself (one-line
+    ``AttnTuiError``)."""
+    trace = load_trace(path, progress=progress, use_cache=not no_cache)
+    return Session(os.fspath(path), trace, Links(trace))

@@ -18,9 +18,15 @@ def run(args: argparse.Namespace) -> int:
         raise AttnTuiError(
             "no such file", where=missing[0], hint="give the path of a .json or .json.gz trace"
         )
+    from tui.preload import Preloads
+
+    # Start every load before importing Textual: start-up overlaps the load, so the
+    # first frame comes as soon as the columns exist (bench/tui_first_frame.py).
+    no_cache = bool(getattr(args, "no_cache", False))
+    preloads = Preloads(list(args.paths), no_cache=no_cache)
     from tui.app import AttnTuiApp  # Textual is imported only for this subcommand
 
-    app = AttnTuiApp(list(args.paths), no_cache=bool(getattr(args, "no_cache", False)))
+    app = AttnTuiApp(list(args.paths), no_cache=no_cache, loader=preloads.loader)
     app.run()
     code = int(app.return_code or 0)
     if any(t.name.startswith(LOADER_THREAD_PREFIX) and t.is_alive() for t in threading.enumerate()):

@@ -32,17 +32,18 @@ VIEW_TITLES = {
 }
 
 Loader = Callable[..., Session]
+WAIT_FOR_ANALYSIS = ("regions", "ops", "findings")
+"""Views built from ``Session.analyse``'s results (shown once it has finished)."""
 
 
 def progress_text(stage: str, fraction: float, size: int) -> str:
     """What the loading line says: the stage, and the bytes decoded so far.
 
-    The session maps the loader's stages onto 0..0.85 of the bar (its decode
-    stage on 0.04..0.72, chunk by chunk, so proportional to bytes), the
-    analysis onto the rest."""
+    The loader's decode stage runs on 0.05..0.85 of the bar, chunk by chunk, so
+    proportional to bytes; the analysis runs after the first frame, not here."""
     mb = size / 1e6
     if stage == "decode" and size:
-        done = min(max((fraction / 0.85 - 0.05) / 0.8, 0.0), 1.0)
+        done = min(max((fraction - 0.05) / 0.8, 0.0), 1.0)
         return f"decoding events, {done * mb:.1f} of {mb:.1f} MB"
     if stage == "read":
         return f"reading {mb:.1f} MB"
@@ -85,6 +86,7 @@ class TracePane(Vertical):
                 yield Label(Text(f"Loading {visible(self.path)} …"), id="loading-label")
                 yield ProgressBar(total=100, show_eta=False, id="loading-bar")
             yield Static(id="error")
+            yield Static(Text("\n  Analysing links, regions and the op table …"), id="analysing")
 
     def on_mount(self) -> None:
         self._started = time.monotonic()
@@ -157,6 +159,25 @@ class TracePane(Vertical):
         self.state = "ready"
         self.show_view(self.view)
         self.post_message(self.Settled())
+        self.call_after_refresh(self._start_analysis)  # after the timeline's first frame
+
+    # ---- analysis (after the first frame, off the UI thread) ----
+
+    def _start_analysis(self) -> None:
+        session = self.session
+        if session is None or session.analysed:
+            return
+        name = f"attn-tui load (analysis) {self.path}"  # open.py does not wait for it on quit
+        threading.Thread(target=self._analyse, args=(session,), name=name, daemon=True).start()
+
+    def _analyse(self, session: Session) -> None:
+        session.analyse()  # records failures itself, never raises for them
+        self._post(self._analysed)
+
+    def _analysed(self) -> None:
+        self._update_status()
+        if self.view in WAIT_FOR_ANALYSIS and self.state == "ready":
+            self.show_view(self.view)
 
     # ---- views ----
 
@@ -185,6 +206,8 @@ class TracePane(Vertical):
         switcher = self.query_one("#views", ContentSwitcher)
         if switcher.query_children(f"#{view}"):
             self._activate(view)
+        elif view in WAIT_FOR_ANALYSIS and not (self.session and self.session.analysed):
+            switcher.current = "analysing"  # _analysed shows the view when it can
         else:
             self.call_later(self._mount_view, view)
 
@@ -214,6 +237,8 @@ class TracePane(Vertical):
         elif self.state == "error":
             text.append("failed to load", style="bold")
         elif self.session is not None:
+            if not self.session.analysed:
+                text.append("analysing… · ", style="italic")
             t = self.session.trace
             text.append(
                 f"{fmt_count(len(t))} events · {len(t.lanes)} lanes · "

@@ -1,0 +1,94 @@
+"""Start loading the files before the app exists (no Textual here).
+
+Importing Textual and starting the app takes about half a second; loading a big
+trace takes seconds and runs mostly in worker processes.  ``attn-tui open``
+therefore starts every load first and gives the app a loader that waits for
+the one already running, so start-up and loading overlap and the first frame
+comes as soon as the columns exist.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from tui.session import Progress, Session, load_session
+
+THREAD_PREFIX = "attn-tui load "
+"""As ``tui.commands.open.LOADER_THREAD_PREFIX``: quitting does not wait for these threads."""
+
+
+class _Load:
+    """One file's load on its own thread, replaying progress to whoever waits."""
+
+    def __init__(self, path: str, no_cache: bool, load: Callable[..., Session]) -> None:
+        self.path = path
+        self.done = threading.Event()
+        self.session: Session | None = None
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._last: tuple[str, float] | None = None
+        self._listener: Progress | None = None
+        name = f"{THREAD_PREFIX}(early) {path}"
+        self._thread = threading.Thread(
+            target=self._run, args=(load, no_cache), name=name, daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, load: Callable[..., Session], no_cache: bool) -> None:
+        try:
+            self.session = load(self.path, self._progress, no_cache=no_cache)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting pane
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def _progress(self, stage: str, fraction: float) -> None:
+        with self._lock:
+            self._last = (stage, fraction)
+            listener = self._listener
+        if listener is not None:
+            listener(stage, fraction)
+
+    def wait(self, progress: Progress | None) -> Session:
+        """The session (or the load's exception), reporting progress meanwhile."""
+        with self._lock:
+            self._listener = progress
+            last = self._last
+        if progress is not None and last is not None:
+            progress(*last)
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.session is not None
+        return self.session
+
+
+class Preloads:
+    """Loads started early, one per path; ``loader`` hands each to the app once.
+
+    A path asked for a second time (or with another cache choice) loads afresh."""
+
+    def __init__(
+        self,
+        paths: list[str],
+        *,
+        no_cache: bool = False,
+        load: Callable[..., Session] = load_session,
+    ) -> None:
+        self._load = load
+        self._no_cache = no_cache
+        self._pending = {os.fspath(p): _Load(os.fspath(p), no_cache, load) for p in paths}
+        self._lock = threading.Lock()
+
+    def loader(
+        self, path: str, progress: Progress | None = None, *, no_cache: bool = False, **_: Any
+    ) -> Session:
+        """A ``Loader`` for the app: the early load of ``path`` if there is one."""
+        with self._lock:
+            early = self._pending.pop(path, None) if no_cache == self._no_cache else None
+        if early is None:
+            return self._load(path, progress, no_cache=no_cache)
+        return early.wait(progress)
