@@ -88,7 +88,7 @@ def time_first_frame(
         ).stdout
 
     cmd = " ".join(_command() + ["open", str(path)])
-    env = "env -u NO_COLOR TERM=xterm-256color"
+    env = "env -u NO_COLOR -u COLUMNS -u LINES TERM=xterm-256color"
     start = time.monotonic()
     run("-f", "/dev/null", "new-session", "-d", "-s", "b", "-x", str(size[0]), "-y",
         str(size[1]), f"{env} {cmd}; sleep 30")  # fmt: skip

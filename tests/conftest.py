@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+# A bug in the app fails the test that meets it (tui.guard would otherwise turn it
+# into a notification); tests/test_tui_faults.py switches this off where it tests that.
+os.environ.setdefault("ATTN_TUI_STRICT_ERRORS", "1")
+
 if os.environ.get("ATTN_TUI_CACHED_TESTS") == "1":
     # Run the suite against traces reopened from the sidecar index: every load
     # parses once (writing the index) and returns the second, mapped load.  CI

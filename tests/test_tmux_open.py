@@ -80,7 +80,9 @@ def naive_trace(tmp_path: Path) -> Path:
 
 
 def _command(path: Path) -> str:
-    env = "env -u NO_COLOR ATTN_TUI_THEME=dark TERM=xterm-256color"
+    # -u COLUMNS -u LINES: a test process can carry them (set by C code, not in os.environ),
+    # and Textual would then ignore the real size of the tmux window
+    env = "env -u NO_COLOR -u COLUMNS -u LINES ATTN_TUI_THEME=dark TERM=xterm-256color"
     run = f"{env} {sys.executable} -m tui.cli open {path}"
     return f"cd {REPO} && {run}; echo ATTN_TUI_EXIT=$?; sleep 60"
 

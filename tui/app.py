@@ -10,14 +10,18 @@ import os
 from collections.abc import Iterable
 from functools import partial
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from tui.guard import ReportingApp
+from tui.screen_size import too_small
 from tui.screens.help import HelpScreen
 from tui.screens.search import SearchScreen
+from tui.screens.too_small import TooSmallScreen
 from tui.session import load_session
 from tui.themes import DARK, LIGHT, THEMES, default_theme
 from tui.widgets.compare_view import CompareView
@@ -25,7 +29,7 @@ from tui.widgets.timeline import Timeline
 from tui.widgets.trace_pane import VIEWS, Loader, TracePane
 
 
-class AttnTuiApp(App[int]):
+class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, not fatal
     CSS_PATH = "app.tcss"
     TITLE = "attn-tui"
     ENABLE_COMMAND_PALETTE = True
@@ -78,6 +82,26 @@ class AttnTuiApp(App[int]):
                 with TabPane(Content("4 Compare"), id="compare"):
                     yield CompareView(id="compare-view")
         yield Footer(compact=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        # after Textual has applied the new size (a screen pushed before that is not drawn)
+        self.call_after_refresh(self._fit_screen, *event.size)
+
+    def _fit_screen(self, width: int, height: int) -> None:
+        """Below the minimum size, one message instead of a garbled screen."""
+        top = self.screen if self.screen_stack else None
+        if too_small(width, height):
+            if isinstance(top, TooSmallScreen):
+                top.show_size(width, height)
+            else:
+                self.push_screen(TooSmallScreen(width, height))
+        elif isinstance(top, TooSmallScreen):
+            self.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if isinstance(self.screen, TooSmallScreen):  # a screen opened on it would hide it
+            return action == "quit"
+        return True
 
     # ---- the active file ----
 

@@ -95,6 +95,8 @@ def describe(
     if op >= 0 and op != row and kind not in GPU_KINDS:
         lines.append(("inside op", visible(trace.name(op))))
     args = trace.args(row)
+    if not args and getattr(trace.args_source, "stale", False):
+        lines.append(("args", "unavailable: the file changed on disk after it was loaded"))
     shown = [k for k in _ARG_KEYS if k in args and k not in ("correlation", "External id")]
     for key in shown:
         lines.append((key, arg_text(args[key])))
@@ -110,3 +112,15 @@ def describe(
         extra = ", ".join(f"{visible(str(k))}={arg_text(args[k], 40)}" for k in other[:8])
         lines.append(("args", extra + (" …" if len(other) > 8 else "")))
     return lines
+
+
+def loader_notes(name: str, warnings: list[str], shown: int = 2) -> str:
+    """The notification for what the loader repaired or skipped (a damaged cache
+    ignored and rebuilt, a file cut short...): the first notes, and where the rest are."""
+    notes = "; ".join(visible(w) for w in warnings[:shown])
+    more = f" (and {len(warnings) - shown} more)" if len(warnings) > shown else ""
+    plural = "s" if len(warnings) > 1 else ""
+    return (
+        f"{visible(name)}: {len(warnings)} loader note{plural}: {notes}{more}. "
+        "The details panel lists them while no event is selected."
+    )

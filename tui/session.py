@@ -17,6 +17,7 @@ from typing import Any
 from profiling.errors import AttnTuiError
 from profiling.trace import load_trace
 from profiling.trace.model import Trace
+from tui.file_watch import FileState
 from tui.links import Links
 from tui.ops_table import Totals
 from tui.regions_data import Region, find_regions
@@ -35,6 +36,7 @@ class Session:
     ops_totals: Totals | None = None
     ops_error: str = ""
     analysed: bool = False  # regions and ops are set (read them only once this is True)
+    file_state: FileState | None = None  # the file as it was when loading began
 
     def analyse(self, progress: Progress | None = None) -> None:
         """Links, regions and the op table (idempotent; run off the UI thread).
@@ -90,5 +92,6 @@ def load_session(
     """Load ``path`` into a session whose analysis is still to run
     (``Session.analyse``).  Raises only for the trace itself (one-line
     ``AttnTuiError``)."""
+    state = FileState.of(os.fspath(path))  # before reading: a change while loading shows too
     trace = load_trace(path, progress=progress, use_cache=not no_cache)
-    return Session(os.fspath(path), trace, Links(trace))
+    return Session(os.fspath(path), trace, Links(trace), file_state=state)

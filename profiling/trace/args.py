@@ -10,6 +10,7 @@ objects are built) and decodes the one entry asked for.
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import OrderedDict
 from typing import Any, Protocol
 
@@ -27,7 +28,14 @@ class SpanSource(Protocol):
 
 
 class ChunkedArgs:
-    """``args`` by entry index, from the text of a loaded trace."""
+    """``args`` by entry index, from the text of a loaded trace.
+
+    Safe to share between threads (the TUI's details pane and its analysis
+    threads ask at the same time).  ``stale`` becomes True once a chunk could not
+    be read because the file changed or vanished since it was loaded: args asked
+    for after that come back empty (chunks read before still answer), and a
+    viewer can say why rather than show an event without its args.
+    """
 
     def __init__(
         self, text: SpanSource, spans: list[tuple[int, int]], entry_starts: list[int]
@@ -38,6 +46,8 @@ class ChunkedArgs:
         self._spans = spans  # (lo, hi) bytes of each chunk
         self._entry_starts = entry_starts  # index of each chunk's first entry
         self._cache: OrderedDict[int, list[msgspec.Raw]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.stale = False
 
     def args(self, entry: int) -> dict[str, Any]:
         return self.args_many([entry])[0]
@@ -46,7 +56,8 @@ class ChunkedArgs:
         out: list[dict[str, Any]] = []
         for entry in entries:
             k = bisect.bisect_right(self._entry_starts, entry) - 1
-            raws = self._chunk(k)
+            with self._lock:
+                raws = self._chunk(k)
             j = entry - self._entry_starts[k]
             try:
                 out.append(_args_of(raws[j]) if 0 <= j < len(raws) else {})
@@ -61,8 +72,10 @@ class ChunkedArgs:
             try:
                 text = self._text.read(lo, hi)
                 raws = [] if text is None else chunk_entries(text, 0, hi - lo)
+                self.stale = self.stale or text is None
             except (msgspec.DecodeError, ValueError, OSError, TraceError, RecursionError):
                 raws = []  # the file changed under us; show no args rather than wrong ones
+                self.stale = True
             self._cache[k] = raws
             while len(self._cache) > 4:
                 self._cache.popitem(last=False)

@@ -224,9 +224,11 @@ class TextSpans:
         if self._text is not None:
             return bytes(self._text[lo:hi])
         try:
-            with open(self.path, "rb") as f:
+            # O_NONBLOCK: a FIFO put in the file's place must not block the reader.
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with open(fd, "rb") as f:
                 st = os.fstat(f.fileno())
-                if (st.st_size, st.st_mtime_ns) != self._identity:
+                if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns) != self._identity:
                     return None
                 if self._gzipped:
                     self._text = gunzip(f.read(), self.path)

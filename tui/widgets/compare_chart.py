@@ -13,10 +13,11 @@ from rich.text import Text
 from textual.widget import Widget
 
 from tui.compare_data import CompareResult, chart_lines
+from tui.guard import ReportsErrors
 from tui.themes import COPY_STYLE
 
 
-class CompareChart(Widget):
+class CompareChart(ReportsErrors, Widget):
     COMPONENT_CLASSES = {
         "compare-chart--bar",
         "compare-chart--label",

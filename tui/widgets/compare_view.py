@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from profiling.analysis.compare import COLUMNS, NUMERIC_COLUMNS
 from tui.compare_data import DEFAULT_REGION, CompareResult, Row, Source, compare_sources, rows
+from tui.guard import ReportsErrors
 from tui.names import clip, short_name, visible
 from tui.session import Session, error_line
 from tui.themes import COPY_STYLE
@@ -51,7 +52,7 @@ def source_of(pane: PaneLike) -> Source | None:
     return Source(pane.path, session.trace, session.links)
 
 
-class CompareView(Vertical):
+class CompareView(ReportsErrors, Vertical):
     """The compare table (the headless command's cells), the highlighted row in
     full, and the chart."""
 

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.details import describe
+from tui.guard import ReportsErrors
 from tui.names import visible
 from tui.timeline_model import TimelineModel
 
@@ -15,7 +16,7 @@ HINT = (
 )
 
 
-class Details(Static):
+class Details(ReportsErrors, Static):
     """Label/value lines from ``tui.details.describe`` as plain ``Text`` (no markup)."""
 
     def show(self, model: TimelineModel) -> None:

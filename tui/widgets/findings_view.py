@@ -28,6 +28,7 @@ from tui.findings_data import (
     finding_cells,
     jump_of,
 )
+from tui.guard import ReportsErrors
 from tui.links import Links
 from tui.names import visible
 from tui.session import error_line
@@ -41,7 +42,7 @@ def _header(label: str) -> Text:
     return Text(" " + label, justify="right") if label in _RIGHT else Text(label)
 
 
-class FindingsView(Vertical):
+class FindingsView(ReportsErrors, Vertical):
     """Findings table, the chosen finding's detail and suggestion, its evidence.
 
     ``⏎`` on a finding moves to its evidence; ``⏎`` or ``z`` on evidence shows the

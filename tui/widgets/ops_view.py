@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from tui.fmt import fmt_us
+from tui.guard import ReportsErrors
 from tui.names import clip, short_name, visible
 from tui.ops_table import (
     COLUMN_KEYS,
@@ -28,7 +29,7 @@ from tui.ops_table import (
 from tui.themes import COPY_STYLE
 
 
-class OpsView(Vertical):
+class OpsView(ReportsErrors, Vertical):
     BINDINGS = [
         Binding("o", "next_sort(1)", "Sort by next col."),
         Binding("O", "next_sort(-1)", "Sort by prev col.", show=False),

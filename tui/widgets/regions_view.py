@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Static
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Trace
 from tui.fmt import fmt_ns, fmt_pct
+from tui.guard import ReportsErrors
 from tui.links import Links
 from tui.names import clip, short_name, visible
 from tui.regions_data import KernelRow, Region, gpu_sparkline, instance_span, kernel_rows
@@ -27,7 +28,7 @@ def _col(label: str) -> Text:
     return Text(" " + label, justify="right")
 
 
-class RegionsView(Vertical):
+class RegionsView(ReportsErrors, Vertical):
     """Three tables stacked: names, instances of the chosen name, GPU events of the
     chosen instance.  ``⏎`` goes one table down, ``z`` shows it on the timeline."""
 

@@ -6,12 +6,13 @@ from rich.segment import Segment
 from textual.strip import Strip
 from textual.widget import Widget
 
+from tui.guard import ReportsErrors
 from tui.names import clip
 from tui.ruler import ruler_text, span_text
 from tui.timeline_model import TimelineModel
 
 
-class Ruler(Widget):
+class Ruler(ReportsErrors, Widget):
     COMPONENT_CLASSES = {"ruler--corner"}
 
     def __init__(self, model: TimelineModel, **kwargs) -> None:

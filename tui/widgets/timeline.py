@@ -19,6 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from profiling.trace.model import Kind
+from tui.guard import ReportsErrors
 from tui.names import clip, short_name, visible
 from tui.timeline_model import TimelineModel
 from tui.tracks import runs
@@ -41,7 +42,7 @@ def label_width(total: int) -> int:
     return max(14, min(30, total // 5))
 
 
-class Timeline(ScrollView, can_focus=True):
+class Timeline(ReportsErrors, ScrollView, can_focus=True):
     """Lanes over time.  Keys act on the model; the widget only draws it."""
 
     COMPONENT_CLASSES = {

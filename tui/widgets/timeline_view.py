@@ -5,13 +5,14 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
+from tui.guard import ReportsErrors
 from tui.timeline_model import TimelineModel
 from tui.widgets.details import Details
 from tui.widgets.ruler import Ruler
 from tui.widgets.timeline import Timeline
 
 
-class TimelineView(Vertical):
+class TimelineView(ReportsErrors, Vertical):
     def __init__(self, model: TimelineModel, **kwargs) -> None:
         super().__init__(**kwargs)
         self.model = model

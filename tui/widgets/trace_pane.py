@@ -16,7 +16,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import ContentSwitcher, Label, ProgressBar, Static
 
+from tui.details import loader_notes
+from tui.file_watch import POLL_SECONDS, FileState, change, change_message
 from tui.fmt import fmt_count, fmt_ns
+from tui.guard import ReportsErrors
 from tui.names import visible
 from tui.search import Query, QueryError, find, next_match, parse_query
 from tui.session import Session, error_line, load_session
@@ -54,7 +57,7 @@ def progress_text(stage: str, fraction: float, size: int) -> str:
     return f"{stage} …"
 
 
-class TracePane(Vertical):
+class TracePane(ReportsErrors, Vertical):
     """Owns one ``Session`` and its views; ``state`` is loading, ready or error."""
 
     class Settled(Message):
@@ -78,6 +81,7 @@ class TracePane(Vertical):
         self._stage = ("read", 0.0)
         self._started = 0.0
         self._file_bytes = 0
+        self.file_change = ""  # '', 'changed' or 'vanished' (tui.file_watch)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -160,6 +164,24 @@ class TracePane(Vertical):
         self.show_view(self.view)
         self.post_message(self.Settled())
         self.call_after_refresh(self._start_analysis)  # after the timeline's first frame
+        name = os.path.basename(self.path) or self.path
+        if session.trace.warnings:
+            self.notify(loader_notes(name, session.trace.warnings), severity="warning",
+                        timeout=8, markup=False)  # fmt: skip
+        self.set_interval(POLL_SECONDS, self._watch_file)
+
+    def _watch_file(self) -> None:
+        """Say once when the file on disk changes or vanishes; the views keep what was loaded."""
+        session = self.session
+        what = change(session.file_state, FileState.of(self.path)) if session else ""
+        if what == self.file_change:
+            return
+        self.file_change = what
+        self._update_status()
+        if what:
+            name = visible(os.path.basename(self.path) or self.path)
+            self.notify(change_message(name, what), title="File changed", severity="warning",
+                        timeout=10, markup=False)  # fmt: skip
 
     # ---- analysis (after the first frame, off the UI thread) ----
 
@@ -246,6 +268,9 @@ class TracePane(Vertical):
             )
             if t.warnings:
                 text.append(f" · {len(t.warnings)} warnings")
+            if self.file_change:
+                gone = "file deleted or moved" if self.file_change == "vanished" else ""
+                text.append(f" · {gone or 'file changed on disk'}", style="bold")
             if self.query_ is not None:
                 n = len(self.matches)
                 pos = f"{self.match_index + 1}/{n}" if n else "no matches"
