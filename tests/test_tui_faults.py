@@ -16,7 +16,10 @@ from profiling.trace import load_trace
 from profiling.trace.cache import cache_dirs
 from profiling.trace.model import Kind
 from tui.app import AttnTuiApp
+from tui.error_log import ErrorLog
+from tui.file_watch import FileState, change, change_message
 from tui.guard import BROKEN_NOTE, STRICT_ENV
+from tui.screen_size import too_small, too_small_message
 from tui.screens.too_small import TooSmallScreen
 from tui.session import load_session
 from tui.synthetic import naive_like_doc, write_doc
@@ -56,6 +59,53 @@ def padded_path(tmp_path: Path) -> Path:
     doc = naive_like_doc(3)
     doc["traceEvents"][0].setdefault("args", {})["pad"] = "x" * (4_300_000)
     return write_doc(tmp_path / "padded.json", doc)
+
+
+# ---- the pure parts ----
+
+
+def test_file_state_and_change(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text("[]")
+    loaded = FileState.of(str(path))
+    assert loaded is not None and change(loaded, FileState.of(str(path))) == ""
+    os.utime(path, ns=(1, 1))
+    assert change(loaded, FileState.of(str(path))) == "changed"
+    path.unlink()
+    assert change(loaded, FileState.of(str(path))) == "vanished"
+    path.mkdir()  # something that is not a file
+    assert change(loaded, FileState.of(str(path))) == "vanished"
+    assert change(None, None) == ""  # nothing known about what was loaded
+    assert "deleted or moved" in change_message("t.json", "vanished")
+
+
+def test_error_log_one_file_per_distinct_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_TUI_LOG_DIR", str(tmp_path / "logs"))
+    log = ErrorLog(lambda: {"terminal": "80x24"})
+
+    def fail(n: int) -> Exception:
+        try:
+            [][n]
+        except IndexError as exc:
+            return exc
+        raise AssertionError
+
+    path, new = log.record(fail(1), "Timeline handling Key")
+    assert new and path is not None and path.parent == tmp_path / "logs"
+    again, new_again = log.record(fail(1), "Timeline handling Key")
+    assert again == path and not new_again
+    text = path.read_text()
+    assert "IndexError" in text and "terminal: 80x24" in text and "repeated (1)" in text
+    other, new_other = log.record(fail(1), "OpsView handling Click")
+    assert new_other and other != path
+    monkeypatch.setenv("ATTN_TUI_LOG_DIR", str(path))  # a file: no folder can be made there
+    assert ErrorLog().record(fail(2), "x") == (None, True)
+
+
+def test_too_small_message_fits_what_it_is_for():
+    assert too_small(20, 6) and too_small(39, 40) and too_small(120, 9)
+    assert not too_small(40, 10)
+    assert all(len(line) <= 20 for line in too_small_message(20, 6).splitlines())
 
 
 # ---- the file changes or disappears while open ----
