@@ -35,6 +35,7 @@ VIEW_TITLES = {
 }
 
 Loader = Callable[..., Session]
+PROGRESS_EVERY_S = 0.25
 WAIT_FOR_ANALYSIS = ("regions", "ops", "findings")
 """Views built from ``Session.analyse``'s results (shown once it has finished)."""
 
@@ -82,6 +83,7 @@ class TracePane(ReportsErrors, Vertical):
         self._started = 0.0
         self._file_bytes = 0
         self.file_change = ""  # '', 'changed' or 'vanished' (tui.file_watch)
+        self._stage_posted, self._posted_at = "", 0.0  # the last progress shown (thread side)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -125,6 +127,12 @@ class TracePane(ReportsErrors, Vertical):
             pass
 
     def _progress(self, stage: str, fraction: float) -> None:
+        # At most a few repaints a second: on two cores, each one (a few ms of the
+        # main process) is taken from the decoding workers.
+        now = time.monotonic()
+        if stage == self._stage_posted and now - self._posted_at < PROGRESS_EVERY_S:
+            return
+        self._stage_posted, self._posted_at = stage, now
         self._post(self._show_progress, stage, fraction)
 
     # ---- loading (UI side) ----
