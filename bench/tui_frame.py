@@ -52,6 +52,17 @@ def _loader(n: int):
     return load
 
 
+def _file_loader(path: str):
+    def load(_path, progress=None, no_cache=False):
+        from tui.session import load_session
+
+        session = load_session(path, progress)
+        session.analysed = True  # as above: only the timeline is measured
+        return session
+
+    return load
+
+
 class FrameClock:
     """When the screen was last composed (and encoded for a terminal), and when the
     details panel last caught up: the end of a frame is the first composition
@@ -100,9 +111,12 @@ def _move(timeline: Timeline, move: str) -> None:
         timeline.action_pan(1 if move == "right" else -1)
 
 
-async def measure(n: int, size: tuple[int, int], repeat: int) -> tuple[list[float], list[float]]:
+async def measure(
+    n: int, size: tuple[int, int], repeat: int, path: str = ""
+) -> tuple[list[float], list[float]]:
     """(draw times, frame times) over ``repeat`` passes of ``MOVES``."""
-    app = AttnTuiApp([f"flat-{n}"], loader=_loader(n), theme="attn-dark")
+    loader = _file_loader(path) if path else _loader(n)
+    app = AttnTuiApp([path or f"flat-{n}"], loader=loader, theme="attn-dark")
     draws: list[float] = []
     frames: list[float] = []
     async with app.run_test(size=size) as pilot:
@@ -144,6 +158,7 @@ def main() -> int:
     ap.add_argument("--small", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3, help="passes over the zoom/pan moves")
     ap.add_argument("--size", default="140x45", help="terminal size WxH")
+    ap.add_argument("--trace", default="", help="also a real trace file (loaded, all lanes)")
     args = ap.parse_args()
     w, h = (int(x) for x in args.size.lower().split("x"))
     results = {}
@@ -159,6 +174,11 @@ def main() -> int:
         small = statistics.median(results[args.small][i])
         big = statistics.median(results[args.events][i])
         print(f"    ratio (median, {args.events:,} / {args.small:,} events): {big / small:.2f}x")
+    if args.trace:
+        draws, frames = asyncio.run(measure(0, (w, h), args.repeat, args.trace))
+        print(f"  {Path(args.trace).name} (every lane, default folds):")
+        print(f"    frame: {summary(frames)}")
+        print(f"    draw:  {summary(draws)}")
     return 0
 
 
