@@ -127,3 +127,19 @@ def test_read_only_folder_is_left_alone_even_for_root(write_trace, user_cache):
         assert (cache_dirs(path)[0] / "meta.json").is_file()
     finally:
         os.chmod(path.parent, 0o755)
+
+
+def test_gzip_reopen_reads_args_without_decompressing(write_trace, user_cache, monkeypatch):
+    import profiling.trace.reader as reader
+
+    path = write_trace(many_events(20), name="z.json.gz", gz=True)
+    first = load_trace(path, min_cache_bytes=0)
+    assert (cache_dirs(path)[0] / "text.json").is_file()
+
+    def no_gunzip(*_: object) -> bytes:
+        raise AssertionError("a reopened gzip trace must not decompress its file for args")
+
+    monkeypatch.setattr(reader, "gunzip", no_gunzip)
+    second = load_trace(path, min_cache_bytes=0)
+    rows = range(0, len(first), 7)
+    assert [second.args(r) for r in rows] == [first.args(r) for r in rows]

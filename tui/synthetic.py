@@ -101,7 +101,7 @@ def naive_like_doc(steps: int = 3, *, odd_name: str | None = None) -> dict[str, 
         attn_start = t
         t += 3_000
         gpu_attn_start: int | None = None
-        groups: list[list[Any]] = []  # op-path groups sharing top-level ops
+        groups: list[dict[str, Any]] = []  # op-path groups sharing top-level ops
         top_open: dict[str, Any] | None = None
         for path, api, gname, gkind, gns in _OPS:
             if top_open is None or top_open["path0"] != path[0] or path[0] == "aten::matmul":

@@ -97,8 +97,16 @@ def _user_cache_root() -> Path:
     return Path(base) / "attn-tui"
 
 
-def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta] | None:
-    """The cached model of ``path`` if a valid, current index exists; else None."""
+GZIP_TEXT = "text.json"
+"""For a gzip trace, the index keeps its decompressed text: lazy ``args`` read it in
+place instead of decompressing the whole file on the first click."""
+
+
+def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta, Path] | None:
+    """The cached model of ``path`` if a valid, current index exists; else None.
+
+    Also returns the index's folder (where a gzip trace's text is kept).
+    """
     try:
         key = cache_key(path)
     except OSError:
@@ -116,7 +124,7 @@ def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta] | None:
         except Exception as exc:  # numpy's header parser alone raises half a dozen types
             warnings.append(f"ignored a damaged cache at {folder} ({type(exc).__name__}); rebuilt")
             continue
-        return trace, meta
+        return trace, meta, folder
     return None
 
 
@@ -179,7 +187,8 @@ def _trace_from(path: Path, meta: _Meta, columns: dict[str, np.ndarray]) -> Trac
 
 
 def write_cache(trace: Trace, path: Path, spans: list[tuple[int, int]],
-                entry_starts: list[int], gzipped: bool) -> Path | None:
+                entry_starts: list[int], gzipped: bool,
+                gzip_text: bytes | None = None) -> Path | None:
     """Write the index atomically (temp folder, then rename); None if nowhere writable."""
     try:
         key = cache_key(path)
@@ -206,6 +215,8 @@ def write_cache(trace: Trace, path: Path, spans: list[tuple[int, int]],
         try:
             for column in _COLUMNS:
                 np.save(tmp / f"{column}.npy", np.ascontiguousarray(getattr(trace, column)))
+            if gzip_text is not None:
+                (tmp / GZIP_TEXT).write_bytes(gzip_text)
             (tmp / "meta.json").write_bytes(msgspec.json.encode(meta))
             if folder.exists():
                 shutil.rmtree(folder, ignore_errors=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from profiling.errors import TraceError
 from profiling.trace.args import ChunkedArgs
-from profiling.trace.cache import MIN_CACHE_BYTES, read_cache, write_cache
+from profiling.trace.cache import GZIP_TEXT, MIN_CACHE_BYTES, read_cache, write_cache
 from profiling.trace.columns import build_trace
 from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.model import Trace
@@ -54,17 +54,19 @@ def load_trace(
     if cacheable:
         hit = read_cache(Path(path), cache_warnings)
         if hit is not None:
-            trace, meta = hit
+            trace, meta, folder = hit
+            text_file = folder / GZIP_TEXT if meta.gzipped else None
             trace.args_source = ChunkedArgs(
-                TextSpans(str(path), st.st_size, st.st_mtime_ns, gzipped=meta.gzipped),
+                TextSpans(str(path), st.st_size, st.st_mtime_ns, gzipped=meta.gzipped,
+                          text_file=str(text_file) if text_file and text_file.is_file() else None),
                 meta.chunk_spans,
                 meta.entry_starts,
             )
             report("done", 1.0)
             return trace
-    trace, spans, entry_starts, gzipped = _parse(path, report, workers)
+    trace, spans, entry_starts, gzip_text = _parse(path, report, workers)
     if cacheable:
-        write_cache(trace, Path(path), spans, entry_starts, gzipped)
+        write_cache(trace, Path(path), spans, entry_starts, gzip_text is not None, gzip_text)
     trace.warnings.extend(cache_warnings)  # about this open only: not stored in the index
     report("done", 1.0)
     return trace
@@ -72,7 +74,7 @@ def load_trace(
 
 def _parse(
     path: str | os.PathLike[str], report: Progress, workers: int | None
-) -> tuple[Trace, list[tuple[int, int]], list[int], bool]:
+) -> tuple[Trace, list[tuple[int, int]], list[int], bytes | None]:
     """Parse the file itself: the model, plus where its chunks lie (for args and cache)."""
     source = open_source(path)
     try:
@@ -103,7 +105,7 @@ def _warn_if_changed(source: Source, warnings: list[str]) -> None:
 
 def _parse_source(
     source: Source, report: Progress, workers: int | None
-) -> tuple[Trace, list[tuple[int, int]], list[int], bool]:
+) -> tuple[Trace, list[tuple[int, int]], list[int], bytes | None]:
     span = find_events(source.text, source.start, source.path)
     release_pages(source.text, 0, len(source.text))  # the scan touched every page
     bounds = chunk_bounds(source.text, span)
@@ -125,7 +127,7 @@ def _parse_source(
 
 def _build(
     source: Source, span: EventsSpan, bounds: list[int], chunks: list[Chunk], report: Progress
-) -> tuple[Trace, list[tuple[int, int]], list[int], bool]:
+) -> tuple[Trace, list[tuple[int, int]], list[int], bytes | None]:
     entries = sum(c.n_entries for c in chunks)
     if not entries and not span.closed:
         raise TraceError(
@@ -159,7 +161,8 @@ def _build(
             else "the event list has no closing ']' (allowed by the Trace Event Format); "
             "every event was read"
         )
-    return trace, spans, entry_starts, source.gzipped
+    gzip_text = source.text if source.gzipped and isinstance(source.text, bytes) else None
+    return trace, spans, entry_starts, gzip_text
 
 
 def _spans_of(source: Source) -> TextSpans:

@@ -209,20 +209,30 @@ class TextSpans:
     is truncated while the trace is open, e.g. by a profiler writing it again.  Each
     read checks the file is the one that was loaded (size and mtime) and returns
     None when it is not, since the loaded offsets mean nothing in a changed file.
-    Gzip text is kept decompressed (it cannot be read in place).
+    Gzip text is kept decompressed (it cannot be read in place): in memory after a
+    parse, or in the cache index's ``text_file`` after a reopen.
     """
 
     def __init__(
-        self, path: str, size: int, mtime_ns: int, text: bytes | None = None, gzipped: bool = False
+        self,
+        path: str,
+        size: int,
+        mtime_ns: int,
+        text: bytes | None = None,
+        gzipped: bool = False,
+        text_file: str | None = None,
     ) -> None:
         self.path = path
         self._identity = (size, mtime_ns)
         self._text = text
         self._gzipped = gzipped or text is not None
+        self._text_file = text_file
 
     def read(self, lo: int, hi: int) -> bytes | None:
         if self._text is not None:
             return bytes(self._text[lo:hi])
+        if self._text_file is not None:
+            return self._read_decompressed_copy(lo, hi)
         try:
             # O_NONBLOCK: a FIFO put in the file's place must not block the reader.
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -235,4 +245,14 @@ class TextSpans:
                     return bytes(self._text[lo:hi])
                 return os.pread(f.fileno(), hi - lo, lo)
         except (OSError, TraceError):
+            return None
+
+    def _read_decompressed_copy(self, lo: int, hi: int) -> bytes | None:
+        try:
+            st = os.stat(self.path)
+            if (st.st_size, st.st_mtime_ns) != self._identity:
+                return None
+            with open(self._text_file or "", "rb") as f:
+                return os.pread(f.fileno(), hi - lo, lo)
+        except OSError:
             return None

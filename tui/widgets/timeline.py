@@ -34,6 +34,7 @@ KIND_CLASS = {
     Kind.GPU_ANNOTATION: "timeline--annotation",
     Kind.PYTHON_FUNCTION: "timeline--python",
 }
+_CLASS_BY_CODE: dict[int, str] = {int(k): v for k, v in KIND_CLASS.items()}
 _DENSE = ("░", "▒", "▓")
 
 
@@ -146,7 +147,7 @@ class Timeline(ReportsErrors, ScrollView, can_focus=True):
 
     def _event_style(self, row: int, dense: int, alt: bool = False) -> Style:
         kind = int(self.model.trace.kind[row])
-        name = KIND_CLASS.get(kind, "timeline--other")
+        name = _CLASS_BY_CODE.get(kind, "timeline--other")
         if row == self.model.selected:
             return self._style("timeline--selected")
         base = self._style(name)

@@ -253,7 +253,10 @@ class TracePane(ReportsErrors, Vertical):
     def _activate(self, view: str) -> None:
         self.query_one("#views", ContentSwitcher).current = view
         if getattr(self.app, "pane", self) is self:  # never pull focus into a hidden tab
-            self.query_one(f"#{view}").focus_view()
+            widget = self.query_one(f"#{view}")
+            focus_view = getattr(widget, "focus_view", None)  # every view defines it
+            if focus_view is not None:
+                focus_view()
 
     def _update_status(self) -> None:
         status = self.query_one("#status", Static)
