@@ -128,7 +128,7 @@ def _stream_number(tid: Any) -> int:
 
 def _group_label(pid: Any, kind: str, meta: _Meta) -> str:
     if pid == "":
-        pid = "(none)"
+        return "global (no process)"  # Kineto's global-scope instants ("s": "g")
     labels = meta.process_labels.get(pid, "")
     name = meta.process_name.get(pid, "")
     if kind == LaneKind.GPU:
@@ -144,7 +144,7 @@ def _group_label(pid: Any, kind: str, meta: _Meta) -> str:
 
 def _lane_label(pid: Any, tid: Any, kind: str, meta: _Meta) -> str:
     if tid == "":
-        tid = "(none)"
+        return "global instants" if pid == "" else "thread (none)"
     name = meta.thread_name.get((pid, tid), "")
     if kind == LaneKind.GPU:
         if name.startswith("stream"):
