@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Protocol
 
-import msgspec
 import numpy as np
 
 
@@ -92,7 +91,7 @@ class Group:
 class Trace:
     """A loaded trace.  Columns are indexed by event row; rows are sorted by
     (lane, ts_ns, -dur_ns) so each lane is one contiguous, time-ordered slice
-    (``lane_start[l]:lane_start[l+1]``) and nesting is a stack walk.
+    (``lane_start[l]:lane_start[l+1]``) and nesting depth is a count over it.
 
     ``source_index`` maps a row back to the entry's position in the file's event
     list, for error messages and for readers who count entries.
@@ -118,13 +117,9 @@ class Trace:
     groups: list[Group]
     metadata: dict[str, Any]  # top-level keys of the file other than traceEvents
     warnings: list[str] = field(default_factory=list)
-    # Where ``args`` come from.  A loaded trace reads them lazily from the file
-    # (``args_source``); a trace built in memory (tests, synthetic data) may give
-    # them as one blob of JSON objects with per-row offsets instead.
+    # Where ``args`` come from: a loaded trace reads them lazily from its file;
+    # a trace built in memory (synthetic data) has none.
     args_source: ArgsSource | None = None
-    args_offset: np.ndarray | None = None  # int64 into args_blob
-    args_len: np.ndarray | None = None  # int32; 0 means no args
-    args_blob: bytes = b""
 
     # ---- small, readable accessors (the columns are the fast path) ----
 
@@ -142,20 +137,16 @@ class Trace:
 
     def args(self, row: int) -> dict[str, Any]:
         """The event's ``args`` object, decoded on demand (never kept per event)."""
-        if self.args_source is not None:
-            return self.args_source.args(int(self.source_index[row]))
-        if self.args_len is None or self.args_offset is None or int(self.args_len[row]) == 0:
+        if self.args_source is None:
             return {}
-        off = int(self.args_offset[row])
-        value = msgspec.json.decode(self.args_blob[off : off + int(self.args_len[row])])
-        return value if isinstance(value, dict) else {"args": value}
+        return self.args_source.args(int(self.source_index[row]))
 
     def args_of(self, rows: Any) -> list[dict[str, Any]]:
         """``args`` of many rows at once (cheaper than one by one for loaded traces)."""
         rows = [int(r) for r in rows]
-        if self.args_source is not None:
-            return self.args_source.args_many([int(self.source_index[r]) for r in rows])
-        return [self.args(r) for r in rows]
+        if self.args_source is None:
+            return [{} for _ in rows]
+        return self.args_source.args_many([int(self.source_index[r]) for r in rows])
 
     def lane_rows(self, lane: int) -> slice:
         return slice(int(self.lane_start[lane]), int(self.lane_start[lane + 1]))
