@@ -294,11 +294,11 @@ def _columns(
     tid = _ids([e.tid for e in events])
     keys = list(zip(pid, tid, strict=True))
     lane_keys = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    ph = _phase_codes([e.ph for e in events])
     correlation = int_column([a.correlation for a in args])
-    for i, e in enumerate(events):
-        if e.id is not None and e.ph in ("s", "t", "f"):
-            flow_id = _as_int_id(e.id)
-            correlation[i] = -1 if flow_id is None else flow_id
+    for i in np.flatnonzero(np.isin(ph, _FLOW_CODES)).tolist():  # flows carry their id in "id"
+        flow_id = _as_int_id(events[i].id)
+        correlation[i] = -1 if flow_id is None else flow_id
     external_id = int_column([a.external_id for a in args])
     old = external_id == -1
     if old.any():
@@ -309,7 +309,7 @@ def _columns(
         entry=entry,
         ts=np.array([e.ts for e in events], dtype=np.float64),
         dur=np.array([e.dur for e in events], dtype=np.float64),
-        ph=_phase_codes([e.ph for e in events]),
+        ph=ph,
         name_id=_intern([e.name for e in events], strings),
         cat_id=_intern([e.cat for e in events], strings),
         correlation=correlation,
@@ -322,6 +322,9 @@ def _columns(
         end=end,
         warnings=warnings,
     )
+
+
+_FLOW_CODES = np.array([ord("s"), ord("t"), ord("f")], dtype=np.uint8)
 
 
 def _intern(values: list[str], ids: dict[str, int]) -> np.ndarray:
