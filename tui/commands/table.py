@@ -44,15 +44,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_time(us: float) -> str:
-    """torch's ``_format_time``: us below 1 ms, ms below 1 s, else s."""
-    if us >= 1e6:
-        return f"{us / 1e6:.3f}s"
-    if us >= 1e3:
-        return f"{us / 1e3:.3f}ms"
-    return f"{us:.3f}us"
-
-
 def format_share(us: float, total: float) -> str:
     """torch's ``_format_time_share``."""
     if total == 0:
@@ -67,6 +58,7 @@ def _print_table(rows: list, self_cpu_total: float, self_device_total: float,
     from rich.table import Table
     from rich.text import Text
 
+    from tui.fmt import fmt_us  # torch's _format_time: us below 1 ms, ms below 1 s, else s
     from tui.names import visible
 
     console = Console(highlight=False, soft_wrap=False)
@@ -84,21 +76,21 @@ def _print_table(rows: list, self_cpu_total: float, self_device_total: float,
         cells = [
             Text(visible(r.key)),
             format_share(r.self_cpu_time_total, self_cpu_total),
-            format_time(r.self_cpu_time_total),
+            fmt_us(r.self_cpu_time_total),
             format_share(r.cpu_time_total, self_cpu_total),
-            format_time(r.cpu_time_total),
-            format_time(r.cpu_time),
+            fmt_us(r.cpu_time_total),
+            fmt_us(r.cpu_time),
         ]
         if has_device:
             cells += [
-                format_time(r.self_device_time_total),
+                fmt_us(r.self_device_time_total),
                 format_share(r.self_device_time_total, self_device_total),
-                format_time(r.device_time_total),
-                format_time(r.device_time),
+                fmt_us(r.device_time_total),
+                fmt_us(r.device_time),
             ]
         cells.append(str(r.count))
         t.add_row(*[c if isinstance(c, Text) else Text(str(c)) for c in cells])
     console.print(t)
-    console.print(Text(f"Self CPU time total: {format_time(self_cpu_total)}"))
+    console.print(Text(f"Self CPU time total: {fmt_us(self_cpu_total)}"))
     if has_device:
-        console.print(Text(f"Self CUDA time total: {format_time(self_device_total)}"))
+        console.print(Text(f"Self CUDA time total: {fmt_us(self_device_total)}"))
