@@ -11,7 +11,7 @@ from tui.flat_trace import flat_trace
 from tui.fmt import fmt_ns, fmt_tick, fmt_us, nice_step
 from tui.keymap import KEYMAP, keymap_text
 from tui.names import clip, short_name, visible
-from tui.ops_table import COLUMN_KEYS, filter_rows, prepare, sort_rows, totals_of
+from tui.ops_table import COLUMN_KEYS, Totals, filter_rows, prepare, sort_rows
 from tui.ruler import ruler_text
 from tui.search import QueryError, find, next_match, parse_query
 from tui.synthetic import MEMCPY, naive_like_doc, write_doc
@@ -274,7 +274,8 @@ def _ops():
             "device_time_total": 1400.0,
         },
     ]
-    return prepare(rows, totals_of(rows))
+    return prepare(rows, Totals(sum(r["self_cpu_time_total"] for r in rows),
+                                sum(r["self_device_time_total"] for r in rows)))
 
 
 def test_ops_sort_filter_and_derived_columns():

@@ -58,20 +58,19 @@ DEFAULT_SORT = "self_device_time_total"
 
 @dataclass
 class Totals:
+    """torch's two footer totals, as ``key_averages`` computes them.
+
+    They are not the column sums: torch's device total leaves out GPU-side
+    annotations (whose rows are still listed), so they always come from the
+    analysis, never from the rows.
+    """
+
     self_cpu_us: float
     self_device_us: float
 
 
-def totals_of(rows: list[dict[str, Any]]) -> Totals:
-    return Totals(
-        sum(float(r.get("self_cpu_time_total", 0) or 0) for r in rows),
-        sum(float(r.get("self_device_time_total", 0) or 0) for r in rows),
-    )
-
-
-def prepare(rows: list[dict[str, Any]], totals: Totals | None = None) -> list[dict[str, Any]]:
+def prepare(rows: list[dict[str, Any]], totals: Totals) -> list[dict[str, Any]]:
     """Rows with the derived columns added (copies; the input is not changed)."""
-    totals = totals or totals_of(rows)
     out = []
     for r in rows:
         d = dict(r)
@@ -149,6 +148,5 @@ __all__ = [
     "filter_rows",
     "prepare",
     "sort_rows",
-    "totals_of",
     "visible_columns",
 ]

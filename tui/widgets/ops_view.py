@@ -23,7 +23,6 @@ from tui.ops_table import (
     filter_rows,
     prepare,
     sort_rows,
-    totals_of,
     visible_columns,
 )
 from tui.themes import COPY_STYLE
@@ -46,8 +45,8 @@ class OpsView(ReportsErrors, Vertical):
     ) -> None:
         super().__init__(**kwargs)
         self.error = error
-        self.all_rows = prepare(rows or [], totals)
-        self.totals = totals or totals_of(rows or [])
+        self.totals = totals or Totals(0.0, 0.0)  # no analysis: no rows either
+        self.all_rows = prepare(rows or [], self.totals)
         self.sort_key = DEFAULT_SORT
         self.descending = True
         self.filter_text = ""
