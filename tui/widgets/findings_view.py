@@ -34,6 +34,7 @@ from tui.names import visible
 from tui.session import error_line
 from tui.themes import COPY_STYLE, SEVERITY_STYLE
 from tui.widgets.regions_view import RegionsView
+from tui.widgets.table_focus import RemembersTableFocus
 
 _RIGHT = {"evidence", "start", "duration"}
 
@@ -42,7 +43,7 @@ def _header(label: str) -> Text:
     return Text(" " + label, justify="right") if label in _RIGHT else Text(label)
 
 
-class FindingsView(ReportsErrors, Vertical):
+class FindingsView(ReportsErrors, RemembersTableFocus, Vertical):
     """Findings table, the chosen finding's detail and suggestion, its evidence.
 
     ``⏎`` on a finding moves to its evidence; ``⏎`` or ``z`` on evidence shows the
@@ -173,13 +174,6 @@ class FindingsView(ReportsErrors, Vertical):
 
     def _detail(self, text: Text) -> None:
         self.query_one("#finding-detail", Static).update(text)
-
-    def focus_view(self) -> None:
-        self.query_one(f"#{self._last_focus}", DataTable).focus()
-
-    def on_descendant_focus(self, event) -> None:
-        if isinstance(event.widget, DataTable) and event.widget.id:
-            self._last_focus = event.widget.id
 
     # ---- events ----
 

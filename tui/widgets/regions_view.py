@@ -17,6 +17,7 @@ from tui.links import Links
 from tui.names import clip, short_name, visible
 from tui.regions_data import KernelRow, Region, gpu_sparkline, instance_span, kernel_rows
 from tui.themes import COPY_STYLE
+from tui.widgets.table_focus import RemembersTableFocus
 
 
 def _num(text: str) -> Text:
@@ -28,7 +29,7 @@ def _col(label: str) -> Text:
     return Text(" " + label, justify="right")
 
 
-class RegionsView(ReportsErrors, Vertical):
+class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
     """Three tables stacked: names, instances of the chosen name, GPU events of the
     chosen instance.  ``⏎`` goes one table down, ``z`` shows it on the timeline."""
 
@@ -185,14 +186,6 @@ class RegionsView(ReportsErrors, Vertical):
         text = Text(f"{k.kind} {index}: ", style="bold")
         text.append(visible(k.name))
         label.update(text)
-
-    def focus_view(self) -> None:
-        """Focus the table that had focus when the view was left."""
-        self.query_one(f"#{self._last_focus}", DataTable).focus()
-
-    def on_descendant_focus(self, event) -> None:
-        if isinstance(event.widget, DataTable) and event.widget.id:
-            self._last_focus = event.widget.id
 
     # ---- events ----
 
