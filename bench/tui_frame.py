@@ -3,7 +3,7 @@
     python bench/tui_frame.py [--events 10000000] [--small 100] [--repeat 3] [--size 140x45]
 
 Runs the real app headless (Textual's test driver) on two synthetic traces built
-directly in numpy columns (``tui.flat_trace``: one GPU stream of back-to-back
+directly in numpy columns (``tests.fixtures.flat_trace``: one GPU stream of back-to-back
 kernels with a Memcpy every 997; about 80 bytes per event, no Python object per
 event).  The moves start at "fit all" (every event in view, the worst case),
 zoom in 12 times around the middle, pan, and zoom back out.  Two figures per move:
@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.fixtures.flat_trace import flat_trace  # noqa: E402
 from tui.app import AttnTuiApp  # noqa: E402
-from tui.flat_trace import flat_trace  # noqa: E402
 from tui.links import Links  # noqa: E402
 from tui.session import Session  # noqa: E402
 from tui.widgets.details import Details  # noqa: E402

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.synthetic import naive_like_doc, write_doc
+from tests.fixtures.synthetic import naive_like_doc, write_doc
 
 TMUX = shutil.which("tmux")
 REPO = Path(__file__).resolve().parent.parent

@@ -161,7 +161,7 @@ def test_bars_and_sparklines():
 
 
 def test_compare_keeps_a_failed_file_and_escapes_names(tmp_path):
-    from tui.synthetic import naive_like_doc, write_doc
+    from tests.fixtures.synthetic import naive_like_doc, write_doc
 
     trace = load_trace(write_doc(tmp_path / "[bold]x.json", naive_like_doc(2)))
     result = compare_sources(

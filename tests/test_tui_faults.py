@@ -15,6 +15,7 @@ import pytest
 from profiling.trace import load_trace
 from profiling.trace.cache import cache_dirs
 from profiling.trace.model import Kind
+from tests.fixtures.synthetic import naive_like_doc, write_doc
 from tui.app import AttnTuiApp
 from tui.error_log import ErrorLog
 from tui.file_watch import FileState, change, change_message
@@ -22,7 +23,6 @@ from tui.guard import BROKEN_NOTE, STRICT_ENV
 from tui.screen_size import too_small, too_small_message
 from tui.screens.too_small import TooSmallScreen
 from tui.session import load_session
-from tui.synthetic import naive_like_doc, write_doc
 from tui.timeline_model import TimelineModel
 from tui.widgets.details import Details
 from tui.widgets.timeline import Timeline

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from profiling.trace.model import Kind
+from tests.fixtures.synthetic import MEMCPY, naive_like_doc, write_doc
 from tui.app import AttnTuiApp
 from tui.screens.help import HelpScreen
 from tui.screens.search import SearchScreen
-from tui.synthetic import MEMCPY, naive_like_doc, write_doc
 from tui.widgets.ops_view import OpsView
 from tui.widgets.regions_view import RegionsView
 from tui.widgets.timeline import Timeline

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.synthetic import naive_like_doc, write_doc
 from tui.app import AttnTuiApp
-from tui.synthetic import naive_like_doc, write_doc
 
 from .test_tui_pilot import wait_loaded
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from profiling.errors import TraceError
+from tests.fixtures.synthetic import naive_like_doc, write_doc
 from tui.app import AttnTuiApp
 from tui.links import Links
 from tui.preload import Preloads
 from tui.session import Session, load_session
-from tui.synthetic import naive_like_doc, write_doc
 from tui.widgets.regions_view import RegionsView
 from tui.widgets.timeline import Timeline
 

@@ -7,14 +7,14 @@ import pytest
 
 from profiling.trace import load_trace
 from profiling.trace.model import Kind
-from tui.flat_trace import flat_trace
+from tests.fixtures.flat_trace import flat_trace
+from tests.fixtures.synthetic import MEMCPY, naive_like_doc, write_doc
 from tui.fmt import fmt_ns, fmt_tick, fmt_us, nice_step
 from tui.keymap import KEYMAP, keymap_text
 from tui.names import clip, short_name, visible
 from tui.ops_table import COLUMN_KEYS, Totals, filter_rows, prepare, sort_rows
 from tui.ruler import ruler_text
 from tui.search import QueryError, find, next_match, parse_query
-from tui.synthetic import MEMCPY, naive_like_doc, write_doc
 from tui.themes import default_theme
 from tui.timeline_model import TimelineModel
 from tui.tracks import Cells, cells, make_track, overlay, runs, track_cells
