@@ -9,7 +9,6 @@ from profiling.trace import load_trace
 from profiling.trace.model import Kind
 from tests.fixtures.flat_trace import flat_trace
 from tests.fixtures.synthetic import MEMCPY, naive_like_doc, write_doc
-from tui.fmt import fmt_ns, fmt_tick, fmt_us, nice_step
 from tui.keymap import KEYMAP, keymap_text
 from tui.names import clip, short_name, visible
 from tui.ops_table import COLUMN_KEYS, Totals, filter_rows, prepare, sort_rows
@@ -28,24 +27,7 @@ def naive(tmp_path_factory):
     return load_trace(path)
 
 
-# ---- formatting and names ----
-
-
-def test_fmt_ns_units():
-    assert fmt_ns(0) == "0 ns"
-    assert fmt_ns(850) == "850 ns"
-    assert fmt_ns(1250) == "1.25 µs"
-    assert fmt_ns(12_345_000) == "12.3 ms"
-    assert fmt_ns(2e9) == "2 s"
-    assert fmt_us(12.3456) == "12.346us"
-    assert fmt_us(1234.5) == "1.234ms"  # torch rounds to three decimals in its unit
-
-
-def test_ticks_use_one_unit_and_nice_steps():
-    step = nice_step(5_250_000, 110)
-    assert step in (500_000, 1_000_000)
-    assert [fmt_tick(t, 500_000) for t in (0, 500_000, 1_000_000)] == ["0 ms", "0.5 ms", "1 ms"]
-    assert fmt_tick(-0.0, 1000) == "0 µs"
+# ---- names ----
 
 
 def test_visible_escapes_control_characters():

@@ -1,31 +1,80 @@
-"""Number and time formatting for the TUI (pure; no Textual)."""
+"""Number and time formatting for the TUI and the CLI (pure; no Textual).
+
+Every time shown to a person goes through ``fmt_time`` (``fmt_ns`` and ``fmt_us``
+are its two common spellings), so one duration reads the same in every view and
+command.  It has two styles:
+
+* ``readable`` (the default): three significant digits and a spaced unit,
+  ``850 ns``, ``1.25 µs``, ``12.3 ms``, ``2 s``.
+* ``torch``: the format of torch's own ``key_averages().table()`` (its
+  ``_format_time``), ``12.345us``, ``1.234ms``, ``2.000s``.  Kept only for the
+  places that reproduce torch's table (``attn-tui table`` and the Ops view and
+  its footer), so their figures can be compared with torch's print digit for digit.
+
+Ruler tick labels (``fmt_tick``) are not durations but positions on one scale:
+they share a unit across the ruler and show only the digits the tick step needs.
+"""
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
+Unit = Literal["ns", "us", "ms", "s"]
+Style = Literal["readable", "torch"]
+
+_NS_PER = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
 
 
-def fmt_ns(ns: float, digits: int = 3) -> str:
-    """A duration in nanoseconds with a readable unit: ``850 ns``, ``1.25 µs``, ``12.3 ms``."""
-    if ns is None or (isinstance(ns, float) and not math.isfinite(ns)):
+def fmt_time(
+    value: float | None, unit: Unit = "ns", *, style: Style = "readable", digits: int = 3
+) -> str:
+    """A duration (or an offset) given in ``unit``, for people; ``-`` when unknown.
+
+    ``readable``: ``digits`` significant digits in the largest unit that keeps the
+    value at least 1 (``999.96 µs`` rounds up to ``1 ms``, never ``1000 µs``).
+    ``torch``: torch's table format, three decimals in us, ms or s.
+    """
+    if value is None or not math.isfinite(float(value)):
         return "-"
+    ns = float(value) * _NS_PER[unit]
+    if style == "torch":
+        return _torch(ns / 1_000)
     sign = "-" if ns < 0 else ""
-    a = abs(float(ns))
-    for scale, unit in _UNITS:
-        if a >= scale or scale == 1:
-            v = a / scale
-            if unit == "ns":
-                return f"{sign}{v:.0f} ns"
-            return f"{sign}{_sig(v, digits)} {unit}"
-    return f"{sign}{a:.0f} ns"  # pragma: no cover
+    a = abs(ns)
+    i = next(i for i, (scale, _) in enumerate(_UNITS) if a >= scale or scale == 1)
+    text = _in_unit(a, i, digits)
+    if i > 0 and float(text) >= 1000:  # rounded up into the next unit
+        i -= 1
+        text = _in_unit(a, i, digits)
+    if float(text) == 0:
+        sign = ""
+    return f"{sign}{text} {_UNITS[i][1]}"
 
 
-def fmt_us(us: float) -> str:
-    """Microseconds the way torch prints its table: ``12.345us``, ``1.234ms``, ``2.000s``."""
-    if us is None:
-        return "-"
+def _in_unit(ns: float, i: int, digits: int) -> str:
+    scale, name = _UNITS[i]
+    return f"{ns:.0f}" if name == "ns" else _sig(ns / scale, digits)
+
+
+def fmt_ns(ns: float | None, digits: int = 3) -> str:
+    """``fmt_time`` of nanoseconds, readable: ``850 ns``, ``1.25 µs``, ``12.3 ms``."""
+    return fmt_time(ns, "ns", digits=digits)
+
+
+def fmt_us(us: float | None) -> str:
+    """``fmt_time`` of microseconds in torch's table style (``12.345us``, ``1.234ms``).
+
+    Only for output that reproduces torch's table; elsewhere use
+    ``fmt_time(us, "us")``.
+    """
+    return fmt_time(us, "us", style="torch")
+
+
+def _torch(us: float) -> str:
+    """torch.autograd.profiler_util._format_time (which compares the signed value;
+    this one the magnitude, so a negative difference keeps its unit)."""
     a = abs(us)
     if a >= 1e6:
         return f"{us / 1e6:.3f}s"
@@ -75,10 +124,12 @@ def fmt_tick(t_ns: float, step_ns: float) -> str:
 
 
 def fmt_count(n: int) -> str:
+    """A count with thousands separators: ``1,234,567``."""
     return f"{n:,}"
 
 
 def fmt_pct(part: float, whole: float) -> str:
+    """``part`` as a percentage of ``whole`` with one decimal; ``-`` when ``whole`` is 0."""
     if not whole:
         return "-"
     return f"{100.0 * part / whole:.1f}%"

@@ -20,6 +20,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
+from tui.fmt import fmt_time
+
 STATUS_STYLE = {"ok": "green", "skipped": "yellow", "failed": "bold red", "interrupted": "magenta"}
 
 
@@ -40,7 +42,7 @@ class RichReporter:
         style = STATUS_STYLE.get(result.status, "")
         line = f"[{style}]{result.status:>7}[/] {result.name:<15}"
         if result.status == "ok":
-            line += f" {_fmt(result.ms_per_forward, '.3f')} ms/forward"
+            line += f" {fmt_time(result.ms_per_forward, 'ms', digits=4)}/forward"
         if result.reason:
             line += f"  {result.reason}"
         self.progress.console.print(line, highlight=False)
