@@ -41,14 +41,20 @@ def random_events(rng: random.Random) -> list[dict]:
                            "name": name, "pid": 1, "tid": tid, "ts": t / 1000 * 997,
                            "dur": dur / 1000 * 997, "args": {"External id": ext[0]}})
             me = ext[0]
-            if rng.random() < 0.4:
+            launches = dur > 2 and rng.random() < 0.4
+            if launches:
+                # The kernel's launch: a zero-length runtime call at the op's start, on
+                # its thread (the device time reaches the op only through that call).
                 corr[0] += 1
+                events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                               "pid": 1, "tid": tid, "ts": t / 1000 * 997, "dur": 0,
+                               "args": {"External id": me, "correlation": corr[0]}})
                 events.append({"ph": "X", "cat": "kernel", "name": f"k{rng.randint(0, 3)}",
                                "pid": 0, "tid": 7, "ts": 5000 + rng.randint(0, 5000),
                                "dur": rng.randint(1, 50) / 10,
                                "args": {"External id": me, "correlation": corr[0]}})
             if depth < 6 and dur > 2:
-                block(tid, t + rng.randint(0, 1), t + dur, depth + 1)
+                block(tid, t + rng.randint(int(launches), 1), t + dur, depth + 1)
             t += dur + rng.randint(0, 20)
 
     for tid in (1, 2):
@@ -65,13 +71,19 @@ def torch_table(events: list[dict]) -> dict:
             device.append(FunctionEvent(
                 id=e["args"]["correlation"], name=e["name"], thread=0, start_us=start / 1000,
                 end_us=end / 1000, device_type=DeviceType.CUDA, use_device="cuda", stack=[]))
+        elif e["cat"] == "cuda_runtime":  # torch's id for a call is its correlation
+            host.append(FunctionEvent(
+                id=e["args"]["correlation"], name=e["name"], thread=e["tid"],
+                start_us=start / 1000, end_us=end / 1000, device_type=DeviceType.CPU,
+                use_device="cuda", stack=[]))
         else:
             name = "ProfilerStep*" if e["name"].startswith("ProfilerStep#") else e["name"]
             host.append(FunctionEvent(
                 id=e["args"]["External id"], name=name, thread=e["tid"], start_us=start / 1000,
                 end_us=end / 1000, device_type=DeviceType.CPU, use_device="cuda",
                 is_user_annotation=e["cat"] == "user_annotation", stack=[]))
-    by_id = {fe.id: fe for fe in host}
+    by_id = {fe.id: fe for fe, e in zip(host, [e for e in events if e["cat"] != "kernel"],
+                                         strict=True) if e["cat"] != "cuda_runtime"}
     for e, fe in zip([e for e in events if e["cat"] == "kernel"], device, strict=True):
         owner = by_id.get(e["args"]["External id"])
         if owner is not None:

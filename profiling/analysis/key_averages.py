@@ -15,13 +15,14 @@ profiler_util.py (``EventList._populate_cpu_children``, ``_remove_dup_nodes``,
   trace does not say which torch wrote it, so the caller chooses.
 * Host events nest per thread with torch's stack rule (``nesting.nest``);
   ``self_cpu`` is a slice's duration minus its children's.
-* Device time: a device slice is attached to every host event whose own id
-  equals the device slice's ``External id`` (torch's ``linked_correlation_id``).
-  A host event's own id is its ``External id`` for ops and annotations, and its
-  CUPTI ``correlation`` for a runtime call outside any op (torch files those
-  under the correlation id too).  ``device_time_total`` sums the attached
-  slices over the subtree; ``self_device`` is the slice's own.
-  gpu_user_annotation slices are rows of their own but never attached.
+* Device time (``device_time``): a device slice belongs to a host event only
+  through its launching call (same correlation, same process) and the op
+  around that call on its thread whose External id is the call's; torch's
+  linked correlation id, without trusting numbers that merely collide.
+  CUPTI overhead slices share their op's id and its kernels, as in torch.
+  ``device_time_total`` sums the attached slices over the subtree;
+  ``self_device`` is the slice's own.  gpu_user_annotation slices are rows of
+  their own but never attached.
 * torch merges a parent into its only child when both have the same name
   (``_remove_dup_nodes``): the child disappears, the parent keeps its own
   interval, adopts the child's children, and *replaces* its kernels with the
@@ -41,9 +42,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from profiling.analysis.links import category_mask, lane_kinds, op_nesting
-from profiling.analysis.nesting import innermost_containing, nest, subtree_sums
-from profiling.analysis.ranges import concat_ranges
+from profiling.analysis.device_time import frontend_ids, own_device_time, place_overhead
+from profiling.analysis.links import Links, category_mask, link_gpu_events
+from profiling.analysis.nesting import Nesting, nest, subtree_sums
 from profiling.trace.model import NO_ID, Kind, Trace
 
 FILTERED_NAMES = frozenset(
@@ -153,234 +154,202 @@ def normalise_sort_key(sort_by: str) -> str:
     return attr
 
 
-def key_averages(trace: Trace, *, python_functions: bool = False) -> KeyAverages:
-    """torch's ``key_averages()`` rows for the run that wrote ``trace``."""
-    strings = trace.strings
-    kind = trace.kind
-    filtered = np.array([s in FILTERED_NAMES for s in strings], dtype=bool)
-    keep_name = ~filtered[trace.name_id] if len(trace) else np.zeros(0, dtype=bool)
+def key_averages(trace: Trace, *, python_functions: bool = False,
+                 links: Links | None = None) -> KeyAverages:
+    """torch's ``key_averages()`` rows for the run that wrote ``trace``.
 
-    host_kinds = [Kind.CPU_OP, Kind.USER_ANNOTATION, Kind.RUNTIME]
-    if python_functions:
-        host_kinds.append(Kind.PYTHON_FUNCTION)
-    host = np.flatnonzero(np.isin(kind, [int(k) for k in host_kinds]) & keep_name)
-    sync_cat = np.array([s.lower() == DEVICE_SYNC_CATEGORY for s in strings], dtype=bool)
-    is_sync = sync_cat[trace.cat_id] & (kind == Kind.OTHER) if len(trace) else keep_name
-    device_kinds = [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_ANNOTATION]
-    device = np.flatnonzero((np.isin(kind, [int(k) for k in device_kinds]) | is_sync) & keep_name)
-
-    # CUPTI's own overhead slices ("Activity Buffer Request") are host events of
-    # torch too: it files them under the op running at the time, on its thread.
-    overhead = np.flatnonzero(
-        category_mask(trace, frozenset({OVERHEAD_CATEGORY}))
-        & (kind == Kind.OTHER)
-        & (trace.ph == ord("X"))
-        & keep_name
+    ``links`` reuses the trace's launch links when the caller has them.
+    """
+    h = _host_events(trace, python_functions)
+    device = _device_events(trace)
+    attachable = device[trace.kind[device] != Kind.GPU_ANNOTATION]
+    frontend = frontend_ids(trace, h.rows, h.given_id)
+    own = own_device_time(trace, h.rows, h.lane, frontend, h.nesting.parent, attachable,
+                          links if links is not None else link_gpu_events(trace))
+    key_ids, key_of_string = _keys(trace)
+    h_key = key_of_string[trace.name_id[h.rows]] if h.rows.shape[0] else np.zeros(0, np.int64)
+    alive, new_parent, own = _remove_dup_nodes(h.nesting.parent, h_key, own)
+    h_dur = trace.dur_ns[h.rows]
+    child_dur = np.zeros(h.rows.shape[0], dtype=np.int64)
+    kids = np.flatnonzero(alive & (new_parent >= 0))
+    np.add.at(child_dur, new_parent[kids], h_dur[kids])
+    events = _Events.concat(
+        _Events.of_host(trace, h.rows[alive], h_key[alive], h_dur[alive] - child_dur[alive],
+                        own[alive], subtree_sums(own, h.nesting.stop)[alive]),
+        _Events.of_device(trace, device, key_of_string),
+        _Events.of_memory(trace, _memory_rows(trace, h.rows), key_of_string),
     )
-    h_lane = trace.lane[host].astype(np.int64)
-    h_given_id = np.full(host.shape[0], NO_ID, dtype=np.int64)
-    if overhead.shape[0]:
-        o_lane, o_id = _place_overhead(trace, overhead)
-        host = np.concatenate((host, overhead))
-        h_lane = np.concatenate((h_lane, o_lane))
-        h_given_id = np.concatenate((h_given_id, o_id))
-        order = np.lexsort((-trace.dur_ns[host], trace.ts_ns[host], h_lane))
-        host, h_lane, h_given_id = host[order], h_lane[order], h_given_id[order]
-
-    h_start = trace.ts_ns[host]
-    h_dur = trace.dur_ns[host]
-    nesting = nest(h_start, h_start + h_dur, h_lane)
-    parent = nesting.parent
-    m = host.shape[0]
-
-    # ---- device slices attached to host events (torch's device_corr_map) ----
-    own_device = np.zeros(m, dtype=np.int64)
-    ext = trace.external_id
-    h_kind = kind[host]
-    h_ext = ext[host]
-    runtime_id = np.where(h_ext > 0, NO_ID, trace.correlation[host])
-    frontend_id = np.where(
-        (h_kind == Kind.CPU_OP) | (h_kind == Kind.USER_ANNOTATION),
-        np.where(h_ext > 0, h_ext, NO_ID),
-        np.where(h_kind == Kind.RUNTIME, runtime_id, h_given_id),
-    )
-    attachable = device[kind[device] != Kind.GPU_ANNOTATION]
-    linked = ext[attachable]
-    # A sync slice outside any op carries its own correlation as "External id":
-    # torch sees no link there.
-    self_linked = is_sync[attachable] & (linked == trace.correlation[attachable])
-    linked = np.where(self_linked, NO_ID, linked)
-    has_link = linked > 0
-    attachable, linked = attachable[has_link], linked[has_link]
-    fe = np.flatnonzero(frontend_id > 0)
-    if fe.shape[0] and attachable.shape[0]:
-        fe = fe[np.argsort(frontend_id[fe], kind="stable")]
-        keys = frontend_id[fe]
-        lo = np.searchsorted(keys, linked, side="left")
-        hi = np.searchsorted(keys, linked, side="right")
-        reps = hi - lo
-        if reps.sum():
-            owners = fe[concat_ranges(lo, hi)]
-            durs = np.repeat(trace.dur_ns[attachable], reps)
-            own_device = np.bincount(owners, weights=durs, minlength=m).astype(np.int64)
-
-    # ---- torch's _remove_dup_nodes ----
-    key_names = [rewrite_name(s) for s in strings]
-    key_ids = {k: i for i, k in enumerate(dict.fromkeys(key_names))}
-    key_of_string = np.array([key_ids[k] for k in key_names], dtype=np.int64)
-    h_key = key_of_string[trace.name_id[host]] if m else np.zeros(0, dtype=np.int64)
-    alive = np.ones(m, dtype=bool)
-    new_parent = parent.copy()
-    if m:
-        has_parent = parent >= 0
-        n_children = np.bincount(parent[has_parent], minlength=m)
-        safe_parent = np.maximum(parent, 0)
-        dup = has_parent & (h_key[safe_parent] == h_key) & (n_children[safe_parent] == 1)
-        if dup.any():
-            alive = ~dup
-            head = parent.copy()  # nearest surviving ancestor of each node
-            climbing = np.flatnonzero((head >= 0) & dup[np.maximum(head, 0)])
-            while climbing.shape[0]:
-                head[climbing] = parent[head[climbing]]
-                climbing = climbing[(head[climbing] >= 0) & dup[np.maximum(head[climbing], 0)]]
-            new_parent = head
-            # Kernels: a surviving parent that absorbed a chain takes the kernels of
-            # the deepest node of the chain and loses its own and the middle ones'.
-            absorbed = np.zeros(m, dtype=bool)
-            absorbed[parent[dup]] = True  # parents of deleted nodes (may be deleted too)
-            deepest = dup & ~absorbed
-            moved = np.zeros(m, dtype=np.int64)
-            np.add.at(moved, head[deepest], own_device[deepest])
-            own_device = np.where(dup, 0, np.where(absorbed, 0, own_device)) + moved
-
-    # ---- per-event figures (ns) ----
-    child_dur = np.zeros(m, dtype=np.int64)
-    if m:
-        kids = np.flatnonzero(alive & (new_parent >= 0))
-        np.add.at(child_dur, new_parent[kids], h_dur[kids])
-    self_cpu = h_dur - child_dur
-    device_total = subtree_sums(own_device, nesting.stop)
-
-    # ---- group into rows, in order of first appearance (torch's dict order) ----
-    is_ann_host = (h_kind == Kind.USER_ANNOTATION).astype(np.int64)
-    d_key = key_of_string[trace.name_id[device]] if device.shape[0] else np.zeros(0, np.int64)
-    d_ann = (kind[device] == Kind.GPU_ANNOTATION).astype(np.int64)
-
-    mem_rows = _memory_rows(trace, host, key_ids)
-
-    hs = np.flatnonzero(alive)
-    n_host, n_dev, n_mem = hs.shape[0], device.shape[0], mem_rows.shape[0]
-    start = np.concatenate((h_start[hs], trace.ts_ns[device], trace.ts_ns[mem_rows]))
-    end = np.concatenate(
-        (
-            h_start[hs] + h_dur[hs],
-            trace.ts_ns[device] + trace.dur_ns[device],
-            trace.ts_ns[mem_rows],
-        )
-    )
-    gkey = np.concatenate(
-        (h_key[hs], d_key, key_of_string[trace.name_id[mem_rows]] if n_mem else [])
-    ).astype(np.int64)
-    gdev = np.concatenate((np.zeros(n_host), np.ones(n_dev), np.zeros(n_mem))).astype(np.int64)
-    gann = np.concatenate((is_ann_host[hs], d_ann, np.zeros(n_mem, np.int64))).astype(np.int64)
-    cpu_total = np.concatenate((h_dur[hs], np.zeros(n_dev + n_mem, np.int64)))
-    cpu_self = np.concatenate((self_cpu[hs], np.zeros(n_dev + n_mem, np.int64)))
-    d_dur = trace.dur_ns[device]
-    dev_total = np.concatenate((device_total[hs], d_dur, np.zeros(n_mem, np.int64)))
-    dev_self = np.concatenate((own_device[hs], d_dur, np.zeros(n_mem, np.int64)))
-
-    rows: list[KeyAverage] = []
-    if start.shape[0]:
-        order = np.lexsort((-end, start))
-        group = (gkey * 2 + gdev) * 2 + gann
-        uniq, first, inverse = np.unique(group[order], return_index=True, return_inverse=True)
-        g = np.empty_like(inverse)
-        g[order] = inverse  # group index of each event
-        count = np.bincount(g, minlength=uniq.shape[0])
-
-        def total(values: np.ndarray) -> np.ndarray:
-            return np.bincount(g, weights=values.astype(np.float64), minlength=uniq.shape[0])
-
-        sums = [total(v) / 1000.0 for v in (cpu_self, cpu_total, dev_self, dev_total)]
-        key_strings = list(key_ids)
-        for gi in np.argsort(first, kind="stable").tolist():
-            code = int(uniq[gi])
-            ann, dev, k = code & 1, (code >> 1) & 1, code >> 2
-            rows.append(
-                KeyAverage(
-                    key=key_strings[k],
-                    device_type="CUDA" if dev else "CPU",
-                    count=int(count[gi]),
-                    self_cpu_time_total=float(sums[0][gi]),
-                    cpu_time_total=float(sums[1][gi]),
-                    self_device_time_total=float(sums[2][gi]),
-                    device_time_total=float(sums[3][gi]),
-                    is_user_annotation=bool(ann),
-                )
-            )
-
-    self_cpu_total = sum(r.self_cpu_time_total for r in rows)
-    self_device_total = sum(
-        r.self_device_time_total
-        for r in rows
-        if r.device_type != "CPU" and not r.is_user_annotation
-    )
+    rows = _group(events, list(key_ids))
     return KeyAverages(
         rows=rows,
-        self_cpu_time_total=self_cpu_total,
-        self_device_time_total=self_device_total,
+        self_cpu_time_total=sum(r.self_cpu_time_total for r in rows),
+        self_device_time_total=sum(r.self_device_time_total for r in rows
+                                   if r.device_type != "CPU" and not r.is_user_annotation),
         has_device_time=any(r.self_device_time_total > 0 for r in rows),
     )
 
 
-def _place_overhead(trace: Trace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The thread and the id torch gives each CUPTI overhead slice.
+@dataclass(frozen=True)
+class _Host:
+    """The table's host events: rows, their (placed) lanes and ids, torch's nesting."""
 
-    The slice sits on a lane of its own (pid -1) in the file; torch puts it on
-    the thread whose op was running (the innermost op around it) and gives it
-    that op's correlation id, so it also receives that op's kernels.  Where no
-    op encloses it, it stays on its own lane with no id.
+    rows: np.ndarray
+    lane: np.ndarray
+    given_id: np.ndarray  # the id torch gives an overhead slice (NO_ID for the others)
+    nesting: Nesting
+
+
+def _kept_names(trace: Trace) -> np.ndarray:
+    """Per row: False for the names torch never turns into events."""
+    filtered = np.array([s in FILTERED_NAMES for s in trace.strings], dtype=bool)
+    return ~filtered[trace.name_id] if len(trace) else np.zeros(0, dtype=bool)
+
+
+def _host_events(trace: Trace, python_functions: bool) -> _Host:
+    """Ops, annotations, runtime calls (and python frames when asked), plus CUPTI's
+    overhead slices placed on the thread torch puts them on, nested per thread."""
+    keep = _kept_names(trace)
+    kinds = [Kind.CPU_OP, Kind.USER_ANNOTATION, Kind.RUNTIME]
+    if python_functions:
+        kinds.append(Kind.PYTHON_FUNCTION)
+    host = np.flatnonzero(np.isin(trace.kind, [int(k) for k in kinds]) & keep)
+    lane = trace.lane[host].astype(np.int64)
+    given = np.full(host.shape[0], NO_ID, dtype=np.int64)
+    overhead = np.flatnonzero(
+        category_mask(trace, frozenset({OVERHEAD_CATEGORY}))
+        & (trace.kind == Kind.OTHER) & (trace.ph == ord("X")) & keep
+    )
+    if overhead.shape[0]:
+        o_lane, o_id = place_overhead(trace, overhead)
+        host = np.concatenate((host, overhead))
+        lane = np.concatenate((lane, o_lane))
+        given = np.concatenate((given, o_id))
+        order = np.lexsort((-trace.dur_ns[host], trace.ts_ns[host], lane))
+        host, lane, given = host[order], lane[order], given[order]
+    start = trace.ts_ns[host]
+    return _Host(host, lane, given, nest(start, start + trace.dur_ns[host], lane))
+
+
+def _device_events(trace: Trace) -> np.ndarray:
+    """Device slices torch makes events of: kernels, copies, sets, GPU annotations, syncs."""
+    keep = _kept_names(trace)
+    sync_cat = np.array([s.lower() == DEVICE_SYNC_CATEGORY for s in trace.strings], dtype=bool)
+    is_sync = sync_cat[trace.cat_id] & (trace.kind == Kind.OTHER) if len(trace) else keep
+    kinds = [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_ANNOTATION]
+    return np.flatnonzero((np.isin(trace.kind, [int(k) for k in kinds]) | is_sync) & keep)
+
+
+def _keys(trace: Trace) -> tuple[dict[str, int], np.ndarray]:
+    """Row keys (``ProfilerStep#N`` -> ``ProfilerStep*``) and the key of each string."""
+    key_names = [rewrite_name(s) for s in trace.strings]
+    key_ids = {k: i for i, k in enumerate(dict.fromkeys(key_names))}
+    return key_ids, np.array([key_ids[k] for k in key_names], dtype=np.int64)
+
+
+def _remove_dup_nodes(parent: np.ndarray, key: np.ndarray,
+                      own: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """torch's ``_remove_dup_nodes``: (alive, new parent, own device time).
+
+    A node that is the only child of a parent with the same key disappears; the
+    parent adopts its children and *replaces* its kernels with the deepest
+    removed node's (a chain collapses into its top node in one pass).
     """
-    lanes = trace.lane[rows].astype(np.int64)
-    ids = np.full(rows.shape[0], NO_ID, dtype=np.int64)
-    ops, nesting = op_nesting(trace)
-    if ops.shape[0] == 0:
-        return lanes, ids
-    on_cpu = lane_kinds(trace)
-    o_start = trace.ts_ns[ops]
-    o_end = o_start + trace.dur_ns[ops]
-    o_lane = trace.lane[ops].astype(np.int64)
-    o_is_op = trace.kind[ops] == Kind.CPU_OP
-    start = trace.ts_ns[rows]
-    end = start + trace.dur_ns[rows]
-    best_start = np.full(rows.shape[0], -1, dtype=np.int64)
-    levels = int(nesting.depth.max()) + 1
-    for lane in np.unique(o_lane[on_cpu[ops]]).tolist():
-        inner = innermost_containing(
-            start, np.full(rows.shape[0], lane), o_start, o_end, o_lane, nesting
-        )
-        for _ in range(levels):  # up to an op that holds the whole slice
-            short = (inner >= 0) & (o_end[np.maximum(inner, 0)] < end)
-            if not short.any():
-                break
-            inner[short] = nesting.parent[inner[short]]
-        better = (inner >= 0) & (o_start[np.maximum(inner, 0)] > best_start)
-        if not better.any():
-            continue
-        best_start[better] = o_start[inner[better]]
-        lanes[better] = lane
-        cur = inner[better]
-        for _ in range(levels):  # the id is the innermost cpu_op's, not an annotation's
-            up = (cur >= 0) & ~o_is_op[np.maximum(cur, 0)]
-            if not up.any():
-                break
-            cur[up] = nesting.parent[cur[up]]
-        op_rows = ops[np.maximum(cur, 0)]
-        ids[better] = np.where(cur >= 0, trace.external_id[op_rows], NO_ID)
-    return lanes, ids
+    m = parent.shape[0]
+    alive = np.ones(m, dtype=bool)
+    if m == 0:
+        return alive, parent.copy(), own
+    has_parent = parent >= 0
+    n_children = np.bincount(parent[has_parent], minlength=m)
+    safe_parent = np.maximum(parent, 0)
+    dup = has_parent & (key[safe_parent] == key) & (n_children[safe_parent] == 1)
+    if not dup.any():
+        return alive, parent.copy(), own
+    head = parent.copy()  # nearest surviving ancestor of each node
+    climbing = np.flatnonzero((head >= 0) & dup[np.maximum(head, 0)])
+    while climbing.shape[0]:
+        head[climbing] = parent[head[climbing]]
+        climbing = climbing[(head[climbing] >= 0) & dup[np.maximum(head[climbing], 0)]]
+    absorbed = np.zeros(m, dtype=bool)
+    absorbed[parent[dup]] = True  # parents of deleted nodes (may be deleted too)
+    deepest = dup & ~absorbed
+    moved = np.zeros(m, dtype=np.int64)
+    np.add.at(moved, head[deepest], own[deepest])
+    return ~dup, head, np.where(dup | absorbed, 0, own) + moved
 
 
-def _memory_rows(trace: Trace, host: np.ndarray, key_ids: dict[str, int]) -> np.ndarray:
+@dataclass(frozen=True)
+class _Events:
+    """Every event of the table as parallel columns (times in ns), ready to group."""
+
+    start: np.ndarray
+    end: np.ndarray
+    key: np.ndarray
+    on_device: np.ndarray
+    annotation: np.ndarray
+    cpu_self: np.ndarray
+    cpu_total: np.ndarray
+    dev_self: np.ndarray
+    dev_total: np.ndarray
+
+    @classmethod
+    def of_host(cls, trace: Trace, rows: np.ndarray, key: np.ndarray, cpu_self: np.ndarray,
+                dev_self: np.ndarray, dev_total: np.ndarray) -> _Events:
+        start, dur = trace.ts_ns[rows], trace.dur_ns[rows]
+        zero = np.zeros(rows.shape[0], dtype=np.int64)
+        ann = (trace.kind[rows] == Kind.USER_ANNOTATION).astype(np.int64)
+        return cls(start, start + dur, key, zero, ann, cpu_self, dur, dev_self, dev_total)
+
+    @classmethod
+    def of_device(cls, trace: Trace, rows: np.ndarray, key_of_string: np.ndarray) -> _Events:
+        start, dur = trace.ts_ns[rows], trace.dur_ns[rows]
+        zero = np.zeros(rows.shape[0], dtype=np.int64)
+        ann = (trace.kind[rows] == Kind.GPU_ANNOTATION).astype(np.int64)
+        key = key_of_string[trace.name_id[rows]]
+        return cls(start, start + dur, key, zero + 1, ann, zero, zero, dur, dur)
+
+    @classmethod
+    def of_memory(cls, trace: Trace, rows: np.ndarray, key_of_string: np.ndarray) -> _Events:
+        start = trace.ts_ns[rows]
+        zero = np.zeros(rows.shape[0], dtype=np.int64)
+        key = key_of_string[trace.name_id[rows]]
+        return cls(start, start, key, zero, zero, zero, zero, zero, zero)
+
+    @classmethod
+    def concat(cls, *parts: _Events) -> _Events:
+        names = cls.__dataclass_fields__
+        return cls(**{f: np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)
+                      for f in names})
+
+
+def _group(ev: _Events, key_strings: list[str]) -> list[KeyAverage]:
+    """Rows by (key, device, annotation) in order of first appearance (torch's dict order)."""
+    if ev.start.shape[0] == 0:
+        return []
+    order = np.lexsort((-ev.end, ev.start))
+    group = (ev.key * 2 + ev.on_device) * 2 + ev.annotation
+    uniq, first, inverse = np.unique(group[order], return_index=True, return_inverse=True)
+    g = np.empty_like(inverse)
+    g[order] = inverse.reshape(-1)  # group index of each event
+    count = np.bincount(g, minlength=uniq.shape[0])
+    sums = [np.bincount(g, weights=v.astype(np.float64), minlength=uniq.shape[0]) / 1000.0
+            for v in (ev.cpu_self, ev.cpu_total, ev.dev_self, ev.dev_total)]
+    rows = []
+    for gi in np.argsort(first, kind="stable").tolist():
+        code = int(uniq[gi])
+        rows.append(KeyAverage(
+            key=key_strings[code >> 2],
+            device_type="CUDA" if (code >> 1) & 1 else "CPU",
+            count=int(count[gi]),
+            self_cpu_time_total=float(sums[0][gi]),
+            cpu_time_total=float(sums[1][gi]),
+            self_device_time_total=float(sums[2][gi]),
+            device_time_total=float(sums[3][gi]),
+            is_user_annotation=bool(code & 1),
+        ))
+    return rows
+
+
+def _memory_rows(trace: Trace, host: np.ndarray) -> np.ndarray:
     """Memory instants torch keeps as rows of their own.
 
     torch marks a ``[memory]`` record as used when it falls (inclusively) in any

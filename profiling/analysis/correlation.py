@@ -1,0 +1,108 @@
+"""The call that launched a device event: the join on ``correlation``, per process.
+
+CUPTI and roctracer give every device event (kernel, memcpy, memset, sync) the
+``correlation`` of the runtime or driver call that enqueued it.  Those ids are
+counted per process, so in a file that holds several processes (merged traces,
+AMD traces whose ids restart) one id can name a call in each of them.  A device
+event belongs to the call of *its* process only: the process that drives its
+device.  Which process that is, the unambiguous links say (an id that only one
+call carries); an ambiguous id then goes to a call of that process, and within
+it to the call whose External id agrees with the event's, that was made before
+the event ran, nearest in time.  An id that merely equals another process's id
+links nothing it should not.
+
+Used by ``links`` (GPU events) and by the op table (GPU events and sync slices),
+so both answer "which call launched this" with one rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from profiling.analysis.ranges import concat_ranges, range_owner
+from profiling.trace.model import NO_ID, LaneKind, Trace
+
+
+def lane_process(trace: Trace) -> np.ndarray:
+    """Per lane, the index of its group: the host process of a CPU thread, the device
+    of a GPU stream."""
+    return np.array([lane.group for lane in trace.lanes], dtype=np.int64)
+
+
+def process_affinity(trace: Trace, device_rows: np.ndarray,
+                     call_rows: np.ndarray) -> np.ndarray:
+    """``[process group, device group]`` counts of the given (device row, call row) links."""
+    groups = max(len(trace.groups), 1)
+    if device_rows.shape[0] == 0:
+        return np.zeros((groups, groups), dtype=np.int64)
+    proc = lane_process(trace)
+    cell = proc[trace.lane[call_rows]] * groups + proc[trace.lane[device_rows]]
+    return np.bincount(cell, minlength=groups * groups).reshape(groups, groups)
+
+
+def drives(trace: Trace, affinity: np.ndarray, device_rows: np.ndarray,
+           call_rows: np.ndarray) -> np.ndarray:
+    """Per pair: whether the call's process may have launched onto the device's group.
+
+    True when that process has launched onto that device before, or when no
+    process has (nothing is known about the device yet).
+    """
+    proc = lane_process(trace)
+    p = proc[trace.lane[call_rows]]
+    d = proc[trace.lane[device_rows]]
+    known = affinity.sum(axis=0)[d] > 0
+    return ~known | (affinity[p, d] > 0)
+
+
+def launch_by_correlation(trace: Trace, device_rows: np.ndarray,
+                          call_rows: np.ndarray) -> np.ndarray:
+    """For each of ``device_rows``, the row of ``call_rows`` that launched it, or -1.
+
+    A call launches a device event when both carry the same ``correlation`` and the
+    call is in the process that drives the event's device (see the module's text).
+    """
+    out = np.full(device_rows.shape[0], -1, dtype=np.int64)
+    corr = trace.correlation
+    has = np.flatnonzero(corr[device_rows] != NO_ID)
+    cand = call_rows[corr[call_rows] != NO_ID]
+    if has.shape[0] == 0 or cand.shape[0] == 0:
+        return out
+    cand = cand[np.argsort(corr[cand], kind="stable")]
+    keys = corr[cand]
+    dev = device_rows[has]
+    lo = np.searchsorted(keys, corr[dev], side="left")
+    hi = np.searchsorted(keys, corr[dev], side="right")
+    single = (hi - lo) == 1
+    out[has[single]] = cand[lo[single]]
+    multi = np.flatnonzero((hi - lo) > 1)
+    if multi.shape[0]:
+        affinity = process_affinity(trace, dev[single], cand[lo[single]])
+        out[has[multi]] = _best_candidates(trace, dev[multi], cand, lo[multi], hi[multi],
+                                           affinity)
+    return out
+
+
+def _best_candidates(trace: Trace, dev: np.ndarray, cand: np.ndarray, lo: np.ndarray,
+                     hi: np.ndarray, affinity: np.ndarray) -> np.ndarray:
+    """Among ``cand[lo[i]:hi[i]]``, the call that launched ``dev[i]``.
+
+    Preference, in order: a process that drives the device, a CPU thread, an
+    External id equal to the event's (a real one, not its own correlation
+    repeated), a call made before the event started, the nearest in time.
+    """
+    owner = range_owner(lo, hi)
+    rows = cand[concat_ranges(lo, hi)]
+    d = dev[owner]
+    ext, corr, ts = trace.external_id, trace.correlation, trace.ts_ns
+    on_cpu_lane = np.array([lane.kind == LaneKind.CPU for lane in trace.lanes], dtype=bool)
+    affine = drives(trace, affinity, d, rows)
+    on_cpu = on_cpu_lane[trace.lane[rows]]
+    real_ext = (ext[d] != NO_ID) & (ext[d] > 0) & (ext[d] != corr[d])
+    same_ext = real_ext & (ext[rows] == ext[d])
+    before = ts[rows] <= ts[d]
+    nearness = -np.abs(ts[d] - ts[rows])
+    order = np.lexsort((nearness, before, same_ext, on_cpu, affine, owner))
+    last = np.flatnonzero(np.r_[owner[order][1:] != owner[order][:-1], True])
+    best = np.full(dev.shape[0], -1, dtype=np.int64)
+    best[owner[order][last]] = rows[order][last]
+    return best
