@@ -190,44 +190,15 @@ def _link_by_correlation(
     launch: np.ndarray,
     source: np.ndarray,
 ) -> None:
-    """Join GPU rows to runtime rows on ``correlation``.
+    """Join GPU rows to runtime rows on ``correlation``, in the process that drives
+    each GPU event's device (``correlation.launch_by_correlation``: ids are per
+    process, so an id another process also uses links nothing it should not)."""
+    from profiling.analysis.correlation import launch_by_correlation
 
-    Ids can repeat (several processes in one file, or an AMD trace whose
-    roctracer ids restart); then the candidate on a CPU lane with the same
-    External id that started last before the GPU event wins.
-    """
-    corr = trace.correlation
-    gpu = gpu_rows[corr[gpu_rows] != NO_ID]
-    cand = runtime[corr[runtime] != NO_ID]
-    if gpu.shape[0] == 0 or cand.shape[0] == 0:
-        return
-    cand = cand[np.argsort(corr[cand], kind="stable")]
-    keys = corr[cand]
-    lo = np.searchsorted(keys, corr[gpu], side="left")
-    hi = np.searchsorted(keys, corr[gpu], side="right")
-    single = (hi - lo) == 1
-    launch[gpu[single]] = cand[lo[single]]
-    source[gpu[single]] = LinkSource.CORRELATION
-    multi = np.flatnonzero((hi - lo) > 1)
-    if multi.shape[0] == 0:
-        return
-    on_cpu = lane_kinds(trace)
-    ext = trace.external_id
-    ts = trace.ts_ns
-    for i in multi.tolist():
-        g = int(gpu[i])
-        options = cand[lo[i] : hi[i]]
-        best = max(
-            options.tolist(),
-            key=lambda r: (
-                bool(on_cpu[r]),
-                ext[r] == ext[g] and ext[g] != NO_ID,
-                ts[r] <= ts[g],
-                -abs(int(ts[g]) - int(ts[r])),
-            ),
-        )
-        launch[g] = best
-        source[g] = LinkSource.CORRELATION
+    found = launch_by_correlation(trace, gpu_rows, runtime)
+    ok = found >= 0
+    launch[gpu_rows[ok]] = found[ok]
+    source[gpu_rows[ok]] = LinkSource.CORRELATION
 
 
 def _link_by_flows(
@@ -237,7 +208,14 @@ def _link_by_flows(
     launch: np.ndarray,
     source: np.ndarray,
 ) -> None:
-    """Use launch flows (start on the runtime call, finish on the GPU event)."""
+    """Use launch flows (start on the runtime call, finish on the GPU event).
+
+    A flow is taken only where nothing contradicts it: the call and the GPU event
+    do not carry two different correlations, and the call's process drives the
+    GPU event's device (as far as the correlation links already made say).
+    """
+    from profiling.analysis.correlation import drives, process_affinity
+
     flows = np.flatnonzero((trace.kind == Kind.FLOW) & category_mask(trace, FLOW_CATEGORIES))
     if flows.shape[0] == 0:
         return
@@ -268,7 +246,11 @@ def _link_by_flows(
     target = _slice_at(trace, gpu_candidates, f_rows)
     ok = (call >= 0) & (target >= 0)
     call, target = call[ok], target[ok]
-    ok = is_gpu[target] & (launch[target] < 0)
+    corr = trace.correlation
+    agree = (corr[call] == NO_ID) | (corr[target] == NO_ID) | (corr[call] == corr[target])
+    known = gpu_candidates[launch[gpu_candidates] >= 0]
+    affinity = process_affinity(trace, known, launch[known])
+    ok = is_gpu[target] & (launch[target] < 0) & agree & drives(trace, affinity, target, call)
     launch[target[ok]] = call[ok]
     source[target[ok]] = LinkSource.FLOW
 
