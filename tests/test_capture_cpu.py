@@ -157,6 +157,17 @@ def test_manifest_keeps_earlier_variants_of_the_same_config(tmp_path: Path) -> N
     assert variants["naive"]["status"] == "ok" and variants["inplace"]["status"] == "ok"
 
 
+def test_output_is_the_captures_own_progress_and_table(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """torch's profiler prints ``USDT: ... profiler_start`` from C++ on fd 2 (issue 12)."""
+    assert capture(tmp_path, "--variant", "naive") == 0
+    out, err = capfd.readouterr()
+    assert "profiler_start" not in out + err and "USDT" not in out + err
+    assert err == ""
+    assert "ms/fwd: wall time per forward (perf_counter" in out  # the time base, named
+    assert f"attn-tui open {tmp_path}" in " ".join(out.split())
+
+
 def test_none_ran_exits_nonzero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert capture(tmp_path, "--variant", "sdpa_flash") == 1
     assert "no variant ran" in capsys.readouterr().err

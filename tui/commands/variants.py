@@ -4,6 +4,9 @@ Asks the same questions ``capture`` asks before each variant (CUDA present,
 backend accepts the default dtype and head_dim, libraries installed), at the
 default shape for the device, and says where the ``kernels`` variant's kernel
 would come from, since on a machine without the hub it is attn-tui's own.
+
+Every message is printed as ``Text``, never as markup: reasons and install hints
+hold brackets (``pip install 'attn-tui[capture]'``) that Rich would eat.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ import argparse
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from tui.names import visible
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,26 +28,27 @@ def run(args: argparse.Namespace) -> int:
     try:
         import torch
     except ImportError:
-        console.print("torch is not installed: no variant can be captured here "
-                      "(pip install 'attn-tui[capture]')")
+        console.print(Text("torch is not installed: no variant can be captured here "
+                           "(pip install 'attn-tui[capture]')"))
         return 0
     device = resolve_device("auto")
     config = make_config(device)
     where = torch.cuda.get_device_name() if device == "cuda" else "CPU (no CUDA device)"
-    table = Table(title=f"variants on {where}, torch {torch.__version__}, default shape "
-                        f"B={config.batch} H={config.heads} S={config.seq} "
-                        f"D={config.head_dim} {config.dtype}", title_justify="left")
+    table = Table(title=Text(f"variants on {visible(where)}, torch {torch.__version__}, "
+                             f"default shape B={config.batch} H={config.heads} S={config.seq} "
+                             f"D={config.head_dim} {config.dtype}"), title_justify="left")
     table.add_column("variant", no_wrap=True)
     table.add_column("capture", no_wrap=True)
     table.add_column("what it is / why not", overflow="fold")
     for row in report(config):
         if row.available:
-            text = row.summary
+            text = Text(visible(row.summary))
             if row.name == "kernels":
-                text += f" [dim]({_kernel_origin()})[/]"
-            table.add_row(row.name, "[green]yes[/]", text)
+                text.append(f" ({visible(_kernel_origin())})", style="dim")
+            table.add_row(Text(row.name), Text("yes", style="green"), text)
         else:
-            table.add_row(row.name, "[yellow]no[/]", row.reason or "")
+            table.add_row(Text(row.name), Text("no", style="yellow"),
+                          Text(visible(row.reason or "")))
     console.print(table)
     return 0
 
