@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 VARIANTS = (
     "naive",
@@ -52,15 +53,131 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _common(parser: argparse.ArgumentParser, *, cache: bool = False) -> None:
+    """Options every subcommand takes.  ``--debug`` is accepted after the subcommand
+    too (SUPPRESS keeps a subcommand that lacks it from resetting the top-level one)."""
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help=DEBUG_HELP)
+    if cache:
+        parser.add_argument("--no-cache", action="store_true",
+                            help="neither read nor write the trace's index cache "
+                                 "(traces of 4 MB or more get one)")
+
+
+DEBUG_HELP = "show the traceback of an error (works before or after the subcommand)"
+PATHS_HELP = ("a trace (.json or .json.gz), or a folder of traces (a capture folder opens "
+              "in its manifest's order); key_averages oracles and manifests are skipped")
+PATH_HELP = "a trace (.json or .json.gz), or a folder holding one trace"
+
+
+SORT_KEYS = (
+    "self_cpu_time_total", "cpu_time_total", "cpu_time",
+    "self_device_time_total", "device_time_total", "device_time", "count",
+)
+"""``profiling.analysis.key_averages.SORT_KEYS``, repeated so that parsing the command
+line does not import the analysis (a test keeps the two equal)."""
+
+SORT_HELP = (
+    "column to sort by, largest first: one of " + ", ".join(SORT_KEYS)
+    + " (torch's sort_by keys; self_cuda_time_total and the other cuda_/xpu_ spellings "
+    "work too) (default: %(default)s)"
+)
+
+SHAPE_DEFAULTS = {
+    "batch": (8, 2), "heads": (16, 4), "seq": (1024, 256), "head_dim": (64, 64),
+    "dtype": ("bf16", "fp32"),
+}
+"""(GPU, CPU) defaults of ``profiling.capture.config`` for the help text, repeated so
+that the viewing commands never import capture (a test keeps them equal)."""
+
+
+def _shape_help(what: str, key: str) -> str:
+    gpu, cpu = SHAPE_DEFAULTS[key]
+    return f"{what} (default: {gpu} on a GPU, {cpu} on the CPU)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="attn-tui",
         description="Explore PyTorch profiler traces of attention in the terminal.",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    _capture_parser(sub)
 
+    p = sub.add_parser("open", help="browse traces in the terminal (the TUI)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=PATHS_HELP)
+    _common(p, cache=True)
+
+    p = sub.add_parser("stats", help="what is in a trace: lanes, regions, copies, warnings")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p.add_argument("--json", action="store_true", help="print JSON (README: JSON output)")
+    _common(p, cache=True)
+
+    p = sub.add_parser("table", help="the key_averages op table, as torch prints it")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p.add_argument("--sort", default="self_device_time_total", metavar="KEY", help=SORT_HELP)
+    p.add_argument("--limit", type=_positive_int, metavar="N",
+                   help="show only the first N rows (torch's row_limit; default: all)")
+    p.add_argument(
+        "--python-functions", action="store_true",
+        help="count python_function events as torch >= 2.13 does (default: left out, as 2.11)",
+    )
+    p.add_argument("--json", action="store_true",
+                   help="print the rows as JSON (torch's FunctionEventAvg fields)")
+    _common(p, cache=True)
+
+    p = sub.add_parser("kernels", help="GPU events of every region instance")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p.add_argument("--region", default="attn_fwd", metavar="NAME",
+                   help="record_function region to list (default: %(default)s)")
+    p.add_argument("--instance", type=_non_negative_int, metavar="K",
+                   help="only this instance of the region (0-based; default: every one)")
+    p.add_argument("--json", action="store_true", help="print the instances as JSON")
+    _common(p, cache=True)
+
+    p = sub.add_parser("compare", help="traces side by side")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=PATHS_HELP)
+    p.add_argument("--region", default="attn_fwd", metavar="NAME",
+                   help="record_function region to compare (default: %(default)s)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print one JSON object per trace")
+    fmt.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    _common(p, cache=True)
+
+    p = sub.add_parser("findings", help="what an expert would point out, with evidence")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the findings as JSON")
+    fmt.add_argument("--markdown", action="store_true", help="print the findings as Markdown")
+    _common(p, cache=True)
+
+    _slices_parser(sub)
+
+    p = sub.add_parser("variants", help="which variants this machine can capture, and why not")
+    _common(p)
+    return parser
+
+
+def _slices_parser(sub: Any) -> None:
+    from tui.commands.slices import DESCRIPTION, time_arg
+
+    p = sub.add_parser("slices", help="what is in a time range: per lane kind and name, "
+                       "count and time", description=DESCRIPTION)
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p.add_argument("--from", dest="start", type=time_arg, metavar="T",
+                   help="range start, e.g. 1.2ms (default: the trace's first event)")
+    p.add_argument("--to", dest="end", type=time_arg, metavar="T",
+                   help="range end; a bare number is µs (default: the trace's end)")
+    p.add_argument("--lanes", choices=("cpu", "gpu", "all"), default="all",
+                   help="which lanes to list (default: %(default)s)")
+    p.add_argument("--json", action="store_true",
+                   help="print the range's figures and rows as JSON")
+    _common(p, cache=True)
+
+
+def _capture_parser(sub: Any) -> None:
     p = sub.add_parser("capture", help="profile attention variants with torch.profiler")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="every variant (the default)")
@@ -68,64 +185,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--variant", action="append", choices=VARIANTS, metavar="NAME",
         help=f"one variant (repeatable): {', '.join(VARIANTS)}",
     )
-    p.add_argument("--out", default="traces", help="output folder (default: traces)")
-    p.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
-    p.add_argument("--batch", type=_positive_int)
-    p.add_argument("--heads", type=_positive_int)
-    p.add_argument("--seq", type=_positive_int)
-    p.add_argument("--head-dim", type=_positive_int)
-    p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"))
-    p.add_argument("--wait", type=_non_negative_int, default=1, help="profiler schedule wait")
-    p.add_argument("--warmup", type=_non_negative_int, default=1, help="profiler schedule warmup")
-    p.add_argument("--active", type=_positive_int, default=3, help="profiled steps")
+    p.add_argument("--out", default="traces", metavar="DIR",
+                   help="folder for the traces, oracles and manifest (default: %(default)s)")
+    p.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
+                   help="where to run: auto takes CUDA when torch sees a GPU (default: auto)")
+    p.add_argument("--batch", type=_positive_int, metavar="B",
+                   help=_shape_help("batch size", "batch"))
+    p.add_argument("--heads", type=_positive_int, metavar="H",
+                   help=_shape_help("attention heads", "heads"))
+    p.add_argument("--seq", type=_positive_int, metavar="S",
+                   help=_shape_help("sequence length", "seq"))
+    p.add_argument("--head-dim", type=_positive_int, metavar="D",
+                   help=_shape_help("head dimension", "head_dim"))
+    p.add_argument("--dtype", choices=("bf16", "fp16", "fp32"),
+                   help=_shape_help("data type", "dtype"))
+    p.add_argument("--wait", type=_non_negative_int, default=1, metavar="N",
+                   help="profiler schedule: steps skipped first (default: %(default)s)")
+    p.add_argument("--warmup", type=_non_negative_int, default=1, metavar="N",
+                   help="profiler schedule: steps traced but not kept (default: %(default)s)")
+    p.add_argument("--active", type=_positive_int, default=3, metavar="N",
+                   help="profiler schedule: steps kept, one attn_fwd region each "
+                        "(default: %(default)s)")
     p.add_argument("--gzip", action="store_true", help="write .json.gz traces")
-    p.add_argument("--kernel-repo", help="hub repo id or local folder for the 'kernels' variant")
+    p.add_argument("--kernel-repo", metavar="REPO_OR_DIR",
+                   help="hub repo id or local folder for the 'kernels' variant "
+                        "(default: the hub's flash kernel, else attn-tui's bundled one)")
     p.add_argument("--force", action="store_true", help="overwrite existing traces")
-
-    p = sub.add_parser("open", help="browse traces in the terminal (the TUI)")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the index cache")
-
-    p = sub.add_parser("stats", help="what is in a trace: lanes, regions, copies, warnings")
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--no-cache", action="store_true")
-
-    p = sub.add_parser("table", help="the key_averages op table, as torch prints it")
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("--sort", default="self_device_time_total", help="column to sort by")
-    p.add_argument("--limit", type=_positive_int)
-    p.add_argument(
-        "--python-functions", action="store_true",
-        help="count python_function events as torch >= 2.13 does (default: left out, as 2.11)",
-    )
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--no-cache", action="store_true")
-
-    p = sub.add_parser("kernels", help="GPU events of every region instance")
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("--region", default="attn_fwd", help="region name (default: attn_fwd)")
-    p.add_argument("--instance", type=_non_negative_int, help="only this instance (0-based)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--no-cache", action="store_true")
-
-    p = sub.add_parser("compare", help="traces side by side")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--region", default="attn_fwd")
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true")
-    fmt.add_argument("--markdown", action="store_true")
-    p.add_argument("--no-cache", action="store_true")
-
-    p = sub.add_parser("findings", help="what an expert would point out, with evidence")
-    p.add_argument("path", metavar="PATH")
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true")
-    fmt.add_argument("--markdown", action="store_true")
-    p.add_argument("--no-cache", action="store_true")
-
-    sub.add_parser("variants", help="which variants this machine can capture, and why not")
-    return parser
+    _common(p)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -134,6 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from profiling.errors import AttnTuiError
 
     try:
+        from tui.inputs import resolve_args
+
+        resolve_args(args, args.command)  # folders -> traces; oracles, manifests skipped
         module = importlib.import_module(f"tui.commands.{args.command}")
         return int(module.run(args) or 0)
     except AttnTuiError as exc:
