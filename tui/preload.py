@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
-from tui.session import Progress, Session, load_session
+from tui.session import Progress, Session, error_line, load_session
 
 THREAD_PREFIX = "attn-tui load "
 """As ``tui.commands.open.LOADER_THREAD_PREFIX``: quitting does not wait for these threads."""
@@ -52,6 +53,13 @@ class _Load:
         if listener is not None:
             listener(stage, fraction)
 
+    def decided(self) -> bool:
+        """Done, or past the first checks (the file opened and its text looked like JSON):
+        a load that gets this far is a trace worth starting the app for."""
+        with self._lock:
+            last = self._last
+        return self.done.is_set() or (last is not None and last != ("read", 0.0))
+
     def wait(self, progress: Progress | None) -> Session:
         """The session (or the load's exception), reporting progress meanwhile."""
         with self._lock:
@@ -69,7 +77,9 @@ class _Load:
 class Preloads:
     """Loads started early, one per path; ``loader`` hands each to the app once.
 
-    A path asked for a second time (or with another cache choice) loads afresh."""
+    A path asked for a second time (or with another cache choice) loads afresh.
+    Every load's outcome is kept, so ``attn-tui open`` can tell when no file loaded
+    at all: then it prints the errors and exits 2 instead of showing only errors."""
 
     def __init__(
         self,
@@ -80,8 +90,13 @@ class Preloads:
     ) -> None:
         self._load = load
         self._no_cache = no_cache
-        self._pending = {os.fspath(p): _Load(os.fspath(p), no_cache, load) for p in paths}
+        self._paths = [os.fspath(p) for p in paths]
+        self._started = time.monotonic()
+        self._pending = {p: _Load(p, no_cache, load) for p in self._paths}
+        self._early = list(self._pending.values())
         self._lock = threading.Lock()
+        self._loaded: set[str] = set()
+        self._failed: dict[str, str] = {}
 
     def loader(
         self, path: str, progress: Progress | None = None, *, no_cache: bool = False, **_: Any
@@ -89,6 +104,39 @@ class Preloads:
         """A ``Loader`` for the app: the early load of ``path`` if there is one."""
         with self._lock:
             early = self._pending.pop(path, None) if no_cache == self._no_cache else None
-        if early is None:
-            return self._load(path, progress, no_cache=no_cache)
-        return early.wait(progress)
+        try:
+            if early is None:
+                session = self._load(path, progress, no_cache=no_cache)
+            else:
+                session = early.wait(progress)
+        except BaseException as exc:
+            with self._lock:
+                self._failed[path] = error_line(exc)
+            raise
+        with self._lock:
+            self._loaded.add(path)
+            self._failed.pop(path, None)
+        return session
+
+    def settle(self, within_s: float) -> None:
+        """Wait (at most ``within_s`` from the start of the loads) until every early
+        load is done or past its first checks: files that fail at once (a text file,
+        a missing one) have failed by then, and a good file's load is on its way."""
+        deadline = self._started + within_s
+        while not all(load.decided() for load in self._early):
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.01)
+
+    def failures(self) -> list[str] | None:
+        """Every path's error line when no path loaded and every one failed, else None."""
+        with self._lock:
+            if self._loaded:
+                return None
+            lines = dict(self._failed)
+        for load in self._early:
+            if load.done.is_set() and load.error is not None:
+                lines.setdefault(load.path, error_line(load.error))
+        if any(p not in lines for p in self._paths):
+            return None
+        return [lines[p] for p in self._paths]

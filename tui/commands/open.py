@@ -1,4 +1,10 @@
-"""``attn-tui open PATH [PATH ...]``: the Textual app (never imports torch)."""
+"""``attn-tui open PATH [PATH ...]``: the Textual app (never imports torch).
+
+When no file loads (a text file, a missing one) there is nothing to browse: the
+errors go to stderr and the exit status is 2, as in the headless commands, and
+the app does not start at all when the loads fail at once (``SETTLE_S``).  If
+some files load and others fail, the app opens with the good ones.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,12 @@ import threading
 from profiling.errors import AttnTuiError
 
 LOADER_THREAD_PREFIX = "attn-tui load "
+
+SETTLE_S = 1.0
+"""How long after the loads start ``open`` waits to see whether they all failed at
+once, before starting the app.  Importing Textual takes about half of it anyway; a
+good file's load gets past its first checks in milliseconds, a big one's first scan
+may take longer, so the wait is capped."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,9 +38,16 @@ def run(args: argparse.Namespace) -> int:
     preloads = Preloads(list(args.paths), no_cache=no_cache)
     from tui.app import AttnTuiApp  # Textual is imported only for this subcommand
 
+    preloads.settle(SETTLE_S)
+    failures = preloads.failures()
+    if failures:
+        return _report(failures)
     app = AttnTuiApp(list(args.paths), no_cache=no_cache, loader=preloads.loader)
     app.run()
     code = int(app.return_code or 0)
+    failures = preloads.failures()
+    if failures and code == 0:
+        code = _report(failures)  # the app showed them; the exit status says so too
     if any(t.name.startswith(LOADER_THREAD_PREFIX) and t.is_alive() for t in threading.enumerate()):
         # Quit while a file was still loading: the terminal is restored already;
         # do not wait for the loader (or its decoding processes) to finish.
@@ -36,3 +55,12 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         os._exit(code)
     return code
+
+
+def _report(lines: list[str]) -> int:
+    """Every file's error, one line each on stderr, as the headless commands do: exit 2."""
+    from tui.names import visible
+
+    for line in lines:
+        print(f"attn-tui open: {visible(line)}", file=sys.stderr)
+    return 2
