@@ -26,16 +26,18 @@ _PACKAGES = ("attn-tui", "textual", "rich", "numpy", "msgspec")
 
 
 def log_dirs() -> list[Path]:
-    """Where logs may go, best first: ``$ATTN_TUI_LOG_DIR``, else the XDG state
-    folder (``~/.local/state/attn-tui/logs``), else the temp folder."""
+    """Where logs may go, best first: ``$ATTN_TUI_LOG_DIR``, else the platform's user
+    log folder (platformdirs: ``~/.local/state/attn-tui/log`` on Linux, honouring
+    ``$XDG_STATE_HOME``; ``~/Library/Logs/attn-tui`` on macOS; ``%LOCALAPPDATA%``
+    on Windows), else the temp folder (a home that cannot be written)."""
     root = os.environ.get(LOG_DIR_ENV)
     if root:
         return [Path(root)]
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "state"
-    )
-    fallback = Path(tempfile.gettempdir()) / f"attn-tui-logs-{os.getuid()}"
-    return [Path(state) / "attn-tui" / "logs", fallback]
+    from platformdirs import user_log_dir
+
+    user = getattr(os, "getuid", lambda: "user")()
+    fallback = Path(tempfile.gettempdir()) / f"attn-tui-logs-{user}"
+    return [Path(user_log_dir("attn-tui", appauthor=False)), fallback]
 
 
 def signature(exc: BaseException, where: str) -> str:
