@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -147,12 +146,7 @@ def write_one_lane(path: Path, parents: int) -> None:
 def test_a_million_events_in_one_lane(tmp_path: Path):
     path = tmp_path / "million.json"
     write_one_lane(path, 100_000)
-    start = time.perf_counter()
-    trace = load_trace(path, use_cache=False)
-    seconds = time.perf_counter() - start
-    print(f"\n1,000,000 events in one lane ({path.stat().st_size / 1e6:.0f} MB): "
-          f"loaded in {seconds:.2f} s")
-    assert seconds < 30  # seconds in practice; this only catches a quadratic blow-up
+    trace = load_trace(path, use_cache=False)  # its time, and 100k vs 1M: bench/bench_extremes.py
     assert len(trace) == 1_000_000 and len(trace.lanes) == 1
     (lane,) = trace.lanes
     assert lane.events == 1_000_000 and lane.max_depth == 1 and lane.label.startswith("main")

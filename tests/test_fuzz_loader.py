@@ -8,9 +8,11 @@ Mutations: byte flips, truncations, deletions, duplications, inserted tokens
 events, and gzip around any of it.
 
 What must hold for every example: ``load_trace`` returns a ``Trace`` or raises
-``TraceError`` (nothing else), within a time bound, with a tracemalloc peak under
-a small multiple of the input; and what loads goes through the commands
-(stats, table, kernels, findings, compare) with exit status 0 or 2, never a crash.
+``TraceError`` (nothing else), with a tracemalloc peak under a small multiple of
+the input (a count of bytes, the same on any machine; a hang is caught by
+pytest-timeout, and load times are measured in bench/bench_extremes.py); and what
+loads goes through the commands (stats, table, kernels, findings, compare) with exit
+status 0 or 2, never a crash.
 
 Examples are derandomized (same examples on every run, no example database), so
 CI is repeatable; sizes keep the whole file near a minute on two cores.
@@ -25,7 +27,6 @@ import json
 import random
 import shutil
 import tempfile
-import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,6 @@ from profiling.trace import Trace, cache, load_trace
 from tests.conftest import SAMPLE_TRACES, real_trace_files
 
 MAX_SEED_BYTES = 200_000
-TIME_BOUND_S = 5.0  # loads here take milliseconds; this catches hangs and blow-ups
 MEMORY_FACTOR = 40  # tracemalloc peak <= MEMORY_FACTOR * input + MEMORY_SLACK
 MEMORY_SLACK = 2 << 20
 
@@ -225,12 +225,11 @@ def swap_types(text: bytes, swaps: list[tuple[int, str, Any]], bare: bool) -> by
 
 
 def load_within_bounds(data: bytes, name: str = "t.json") -> Trace | None:
-    """load_trace: a Trace or a TraceError, under the time and memory bounds."""
+    """load_trace: a Trace or a TraceError, under the memory bound."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / name
         path.write_bytes(data)
         tracemalloc.start()
-        start = time.perf_counter()
         try:
             trace = load_trace(path, use_cache=False)
         except TraceError as exc:
@@ -238,10 +237,8 @@ def load_within_bounds(data: bytes, name: str = "t.json") -> Trace | None:
             assert "\n" not in line and str(path) in line, line
             trace = None
         finally:
-            elapsed = time.perf_counter() - start
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
-        assert elapsed < TIME_BOUND_S, f"{elapsed:.1f} s for {len(data)} bytes"
         assert peak <= MEMORY_FACTOR * len(data) + MEMORY_SLACK, (peak, len(data))
         if trace is not None:
             exercise(trace)
@@ -349,7 +346,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Trace
 @given(name=st.sampled_from(INDEX_FILES), how=damage)
 def test_a_damaged_index_is_rebuilt_or_harmless(indexed: tuple[Path, Path, Trace], name: str,
                                                how: tuple[Any, ...]):
-    from profiling.analysis.stats import Analysis, trace_stats
+    from profiling.analysis.stats import trace_stats
 
     path, pristine, fresh = indexed
     index = path.with_name(path.name + cache.SUFFIX)
@@ -370,4 +367,4 @@ def test_a_damaged_index_is_rebuilt_or_harmless(indexed: tuple[Path, Path, Trace
         assert np.array_equal(trace.ts_ns, fresh.ts_ns)  # rebuilt from the file
         assert trace.strings == fresh.strings
     exercise(trace)
-    trace_stats(trace, Analysis.of(trace))  # whatever was accepted is consistent
+    trace_stats(trace)  # whatever was accepted is consistent
