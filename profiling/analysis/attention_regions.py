@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from profiling.analysis import attention_names
 from profiling.analysis.attention_flops import ATTENTION_OPS
 from profiling.analysis.links import Links, link_gpu_events
 from profiling.analysis.regions import Regions, find_regions
@@ -96,8 +97,8 @@ def instance_views(trace: Trace, region: str, links: Links | None = None,
 
 
 def is_attention_name(name: str) -> bool:
-    """A region or op named like attention (``attn_fwd``, ``SelfAttention``, sdpa ops)."""
-    return bool(_ATTENTION_NAME.search(name))
+    """A region, op or kernel named like attention (``attention_names`` says which)."""
+    return attention_names.is_attention_name(name)
 
 
 def attention_regions(trace: Trace, links: Links | None = None,
