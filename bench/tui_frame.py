@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fixtures.flat_trace import flat_trace  # noqa: E402
 from tui.app import AttnTuiApp  # noqa: E402
-from tui.links import Links  # noqa: E402
+from profiling.analysis.analysed import AnalysedTrace  # noqa: E402
 from tui.session import Session  # noqa: E402
 from tui.widgets.details import Details  # noqa: E402
 from tui.widgets.ruler import Ruler  # noqa: E402
@@ -47,7 +47,7 @@ def _loader(n: int):
         trace = flat_trace(n, seed=1)
         # analysed=True: the regions/op table thread would share the CPU with
         # the frames measured here, and only the timeline is measured
-        return Session(path=f"<{n} events>", trace=trace, links=Links(trace), analysed=True)
+        return Session(path=f"<{n} events>", analysis=AnalysedTrace(trace), analysed=True)
 
     return load
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from profiling.analysis.copies import copy_stats
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import instance_kernels
-from profiling.analysis.stats import Analysis, trace_stats
+from profiling.analysis.stats import trace_stats
 from profiling.trace import load_trace
 from tests.test_analysis_links import call, gpu, op
 
@@ -50,7 +50,7 @@ def trace(write_trace):
 
 
 def test_instances_and_gpu_events_launched_inside_on_the_same_thread(trace):
-    a = Analysis.of(trace)
+    a = AnalysedTrace(trace)
     attn = a.regions.select("attn_fwd")
     assert [i.index for i in attn] == [0, 1]
     first = attn[0]
@@ -64,7 +64,7 @@ def test_instances_and_gpu_events_launched_inside_on_the_same_thread(trace):
 
 
 def test_profiler_steps_keep_their_names_and_group_as_profilerstep_star(trace):
-    regions = Analysis.of(trace).regions
+    regions = AnalysedTrace(trace).regions
     assert regions.names() == ["ProfilerStep*", "attn_fwd"]
     steps = regions.select("ProfilerStep*")
     assert [(s.name, s.index) for s in steps] == [("ProfilerStep#3", 0), ("ProfilerStep#4", 1)]
@@ -73,7 +73,7 @@ def test_profiler_steps_keep_their_names_and_group_as_profilerstep_star(trace):
 
 
 def test_summaries_average_per_instance(trace):
-    summary = {s.name: s for s in Analysis.of(trace).regions.summaries()}
+    summary = {s.name: s for s in AnalysedTrace(trace).regions.summaries()}
     attn = summary["attn_fwd"]
     assert attn.instances == 2
     assert attn.cpu_time_avg_us == pytest.approx(200.0)
@@ -85,13 +85,13 @@ def test_summaries_average_per_instance(trace):
 def test_old_traces_spell_steps_as_ops(write_trace):
     events = [op("ProfilerStep#1", 0, 100, ext=1, cat="Operator"),
               op("aten::add", 10, 10, ext=2, cat="Operator")]
-    regions = Analysis.of(load_trace(write_trace(events))).regions
+    regions = AnalysedTrace(load_trace(write_trace(events))).regions
     assert regions.names() == ["ProfilerStep*"]
 
 
 def test_copies_by_name_with_launchers_and_regions(trace):
-    a = Analysis.of(trace)
-    copies = {c.name: c for c in copy_stats(trace, a.links, a.regions)}
+    a = AnalysedTrace(trace)
+    copies = {c.name: c for c in a.copies}
     memcpy = copies["Memcpy HtoD (Pageable -> Device)"]
     assert (memcpy.kind, memcpy.count, memcpy.total_us) == ("memcpy", 1, 4.0)
     assert memcpy.launched_by == ["aten::copy_"]
@@ -102,14 +102,15 @@ def test_copies_by_name_with_launchers_and_regions(trace):
 
 
 def test_instance_kernels_offsets_from_first_gpu_event(trace):
-    a = Analysis.of(trace)
-    listing = instance_kernels(trace, a.links, a.regions.select("attn_fwd")[0])
+    a = AnalysedTrace(trace)
+    listing = instance_kernels(a, a.regions.select("attn_fwd")[0])
     js = listing.as_json()
     assert js["region"] == "attn_fwd" and js["instance"] == 0
     assert [k["name"] for k in js["kernels"]][0] == "softmax_kernel"
     assert [k["start_offset_us"] for k in js["kernels"]] == [0.0, 50.0, 95.0]
     assert js["kernels"][1] == {"name": "bmm_kernel", "kind": "kernel", "start_offset_us": 50.0,
-                                "dur_us": 40.0, "stream": 7, "launched_by": "aten::bmm"}
+                                "dur_us": 40.0, "stream": 7, "launched_by": "aten::bmm",
+                                "launch_chain": ["aten::bmm", "cudaLaunchKernel"]}
     assert js["start_us"] == pytest.approx(1010.0 - 1000.0)  # from the trace's first event
     assert js["gpu_start_us"] == pytest.approx(450.0)
     assert js["cpu_time_us"] == 200.0 and js["device_time_us"] == 54.0
@@ -162,7 +163,7 @@ def test_many_instances_at_once(write_trace):
     from profiling.analysis.key_averages import key_averages
 
     t = load_trace(write_trace(synthetic_steps(150)))
-    a = Analysis.of(t)
+    a = AnalysedTrace(t)
     summary = {s.name: s for s in a.regions.summaries()}
     assert summary["attn_fwd"].instances == 1500
     assert summary["attn_fwd"].kernels_per_instance == 8.0

@@ -16,7 +16,7 @@ from profiling.analysis.attention_flops import (
     tflops_per_second,
     work_from_ops,
 )
-from profiling.analysis.attention_regions import instance_views
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.device_peaks import (
     device_names,
     dtype_family,
@@ -113,9 +113,9 @@ def test_unreadable_op_args_give_none() -> None:
 
 def test_work_from_config_and_from_ops_agree(tmp_path: Path) -> None:
     trace = load_trace(write_doc(tmp_path / "m.json", variant_doc("sdpa_math")))
-    view = instance_views(trace, "attn_fwd")[0]
-    from_config = attention_work(trace, "attn_fwd", view.cpu_rows)
-    from_ops = work_from_ops(trace, view.cpu_rows)
+    rows = AnalysedTrace(trace).instances("attn_fwd")[0].cpu_rows(trace)
+    from_config = attention_work(trace, "attn_fwd", rows)
+    from_ops = work_from_ops(trace, rows)
     assert from_config is not None and from_ops is not None
     assert from_config.flops == from_ops.flops == HAND_FLOPS
     assert "capture config" in from_config.source and SDPA in from_ops.source
@@ -126,8 +126,8 @@ def test_unfused_matmul_pair_counts_the_full_score_matrix(tmp_path: Path) -> Non
     b = Builder()
     b.region(naive_tree())
     trace = load_trace(write_doc(tmp_path / "n.json", b.document(None)))
-    view = instance_views(trace, "attn_fwd")[0]
-    work = attention_work(trace, "attn_fwd", view.cpu_rows)  # no config: shapes
+    rows = AnalysedTrace(trace).instances("attn_fwd")[0].cpu_rows(trace)
+    work = attention_work(trace, "attn_fwd", rows)  # no config: shapes
     assert work is not None and "matmul shapes" in work.source
     assert work.causal is False and work.flops == 2 * HAND_FLOPS
 
@@ -138,7 +138,7 @@ def test_repeated_calls_fold_and_add_up(tmp_path: Path) -> None:
     b = Builder()
     b.region(fused_tree("sdpa_flash") + fused_tree("sdpa_flash"))
     trace = load_trace(write_doc(tmp_path / "two.json", b.document(None)))
-    work = work_from_ops(trace, instance_views(trace, "attn_fwd")[0].cpu_rows)
+    work = work_from_ops(trace, AnalysedTrace(trace).instances("attn_fwd")[0].cpu_rows(trace))
     assert work is not None and work.calls == 2 and len(work.shapes) == 1
     assert work.flops == 2 * HAND_FLOPS
 

@@ -12,7 +12,7 @@ import pytest
 
 from profiling.capture import kernel_source
 from profiling.capture.config import make_config
-from profiling.capture.trace_counts import count_region
+from profiling.capture.trace_counts import RegionCounts, count_file
 from profiling.errors import CaptureError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,7 +23,13 @@ def _x(name: str, cat: str, ts: float, dur: float, tid: int = 1, **args: object)
             "args": args}
 
 
-def test_count_region_links_gpu_events_through_correlation() -> None:
+def _count(tmp_path: Path, events: list[dict]) -> RegionCounts:
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return count_file(path, "attn_fwd")
+
+
+def test_count_region_links_gpu_events_through_correlation(tmp_path: Path) -> None:
     events = [
         _x("attn_fwd", "user_annotation", 100, 50),
         _x("cudaLaunchKernel", "cuda_runtime", 110, 2, correlation=7),
@@ -40,24 +46,26 @@ def test_count_region_links_gpu_events_through_correlation() -> None:
         _x("Memset (Device)", "gpu_memset", 430, 0.5, tid=7, correlation=11),
         _x("attn_fwd", "gpu_user_annotation", 400, 20, tid=7),  # not a CPU region
     ]
-    counts = count_region({"traceEvents": events}, "attn_fwd")
+    counts = _count(tmp_path, events)
     assert len(counts.instances) == 2
     first, second = counts.instances
-    assert (first.kernels, first.memcpy, first.memset) == (2, 1, 0)
-    assert first.device_us == pytest.approx(9.5)
-    assert first.memcpy_names == ["Memcpy DtoD (Device -> Device)"]
-    assert (second.kernels, second.memcpy, second.memset) == (0, 0, 1)
+    assert (first.kernels, first.memcpys, first.memsets) == (2, 1, 0)
+    assert first.device_ns == 9_500
+    assert counts.memcpy_names == ("Memcpy DtoD (Device -> Device)",)
+    assert (second.kernels, second.memcpys, second.memsets) == (0, 0, 1)
     assert counts.per_instance("kernels") == 1.0
-    assert counts.as_dict()["memcpy_per_instance"] == 0.5
+    assert counts.per_instance("memcpys") == 0.5
+    with pytest.raises(ValueError):
+        counts.per_instance("memcpy")  # a figure RegionInstance does not have
 
 
-def test_count_region_other_thread_does_not_count() -> None:
+def test_count_region_other_thread_does_not_count(tmp_path: Path) -> None:
     events = [
         _x("attn_fwd", "user_annotation", 100, 50, tid=1),
         _x("cudaLaunchKernel", "cuda_runtime", 110, 2, tid=2, correlation=1),
         _x("k", "kernel", 200, 1, tid=7, correlation=1),
     ]
-    assert count_region({"traceEvents": events}, "attn_fwd").instances[0].kernels == 0
+    assert _count(tmp_path, events).instances[0].kernels == 0
 
 
 def test_parse_kernel_repo() -> None:

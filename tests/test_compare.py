@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling.analysis.compare import COLUMNS, compare_traces, summarize_trace, table_rows
+from profiling.analysis.compare import compare_traces, summarize_trace
 from profiling.analysis.links import link_gpu_events
 from profiling.analysis.regions import find_regions
 from profiling.trace import load_trace
@@ -21,6 +21,7 @@ from tests.test_compare_fixtures import (
     write_doc,
 )
 from tui.cli import main
+from tui.compare_table import COLUMNS, table_rows
 
 ORDER = ["naive", "inplace", "sdpa_math", "sdpa_flash", "sdpa_efficient", "sdpa_cudnn"]
 

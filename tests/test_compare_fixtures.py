@@ -238,8 +238,8 @@ def test_builder_trace_loads_with_linked_gpu_events(tmp_path: Path) -> None:
 
 
 def test_builder_gpu_time_is_the_sum_of_durations(tmp_path: Path) -> None:
-    from profiling.analysis.attention_regions import instance_views
+    from profiling.analysis.analysed import AnalysedTrace
 
     trace = load_trace(write_doc(tmp_path / "f.json", variant_doc("sdpa_flash", 2)))
-    views = instance_views(trace, "attn_fwd")
-    assert [v.device_ns(trace) for v in views] == [95_000, 95_000]
+    instances = AnalysedTrace(trace).instances("attn_fwd")
+    assert [v.device_ns for v in instances] == [95_000, 95_000]

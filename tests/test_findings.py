@@ -57,7 +57,9 @@ def test_naive_copy_is_named_after_masked_fill(synth_traces: dict[str, Path]) ->
     assert "no_grad" in f.suggestion
     _check_evidence(trace, f)
     assert f.evidence[0].kind == "memcpy"
-    assert f.evidence[0].launched_by == "aten::masked_fill > aten::clone > aten::copy_"
+    assert f.evidence[0].launch_chain == ("aten::masked_fill", "aten::clone", "aten::copy_",
+                                          "cudaMemcpyAsync")
+    assert f.evidence[0].launched_by == " > ".join(f.evidence[0].launch_chain)
     assert {"fp32-upcast", "mask-rebuilt"}.isdisjoint(found)
 
 

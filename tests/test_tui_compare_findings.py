@@ -19,8 +19,9 @@ from profiling.trace.model import Kind
 from tui.app import AttnTuiApp
 from tui.blocks import hbar, sparkline
 from tui.compare_data import Source, chart_lines, compare_sources, rows
-from tui.findings_data import evidence_cells, launch_chain
-from tui.links import Links
+from profiling.analysis.analysed import AnalysedTrace
+from tui.findings_data import evidence_cells
+from tui.links import chain_text
 from tui.widgets.compare_chart import CompareChart
 from tui.widgets.compare_view import CompareView
 from tui.widgets.findings_view import FindingsView
@@ -166,7 +167,7 @@ def test_compare_keeps_a_failed_file_and_escapes_names(tmp_path):
     trace = load_trace(write_doc(tmp_path / "[bold]x.json", naive_like_doc(2)))
     result = compare_sources(
         [Source("gone.json", error="gone.json: no such file"),
-         Source(trace.path, trace, Links(trace))]
+         Source(trace.path, AnalysedTrace(trace))]
     )  # fmt: skip
     table = rows(result)
     assert [r.cells[0] for r in table] == ["gone", "[bold]x"]
@@ -181,9 +182,12 @@ def test_compare_keeps_a_failed_file_and_escapes_names(tmp_path):
 
 def test_evidence_cells():
     e = EvidenceRow(row=3, name="Memcpy DtoD\x1b", kind="memcpy", lane=1, start_us=731.0,
-                    dur_us=128.0, instance=0, launched_by="aten::masked_fill > aten::clone > "
-                    "aten::copy_")
+                    dur_us=128.0, instance=0, launch_chain=("aten::masked_fill", "aten::clone",
+                                                            "aten::copy_", "cudaMemcpyAsync"))
     cells = evidence_cells(e)
     assert cells[:5] == ("Memcpy DtoD\\x1b", "memcpy", "#0", "731 µs", "128 µs")
-    assert cells[5] == "aten::masked_fill › … › aten::copy_"
-    assert launch_chain("a > b") == "a › b" and launch_chain("") == ""
+    assert cells[5] == "aten::masked_fill › aten::clone › aten::copy_ › cudaMemcpyAsync"
+    narrow = evidence_cells(e, chain_limit=56)[5]
+    assert narrow == "aten::masked_fill › … › aten::copy_ › cudaMemcpyAsync"
+    assert chain_text(["a", "b"]) == "a › b" and chain_text([]) == ""
+    assert chain_text(["x\x1b"]) == "x\\x1b"  # names are data: control characters shown

@@ -11,7 +11,7 @@ import pytest
 from profiling.errors import TraceError
 from tests.fixtures.synthetic import naive_like_doc, write_doc
 from tui.app import AttnTuiApp
-from tui.links import Links
+from profiling.analysis.analysed import AnalysedTrace
 from tui.preload import Preloads
 from tui.session import Session, load_session
 from tui.widgets.regions_view import RegionsView
@@ -91,7 +91,7 @@ async def test_timeline_paints_before_the_analysis_and_views_wait_for_it(naive_p
 
     def loader(path, progress=None, no_cache=False):
         trace = load_session(path).trace
-        session = _SlowAnalysis(path, trace, Links(trace))
+        session = _SlowAnalysis(path, AnalysedTrace(trace))
         session.gate = gate
         return session
 

@@ -1,8 +1,9 @@
 """The Compare view's content: every open file summarised side by side (pure).
 
-The numbers are ``profiling.analysis.compare``'s, cell for cell (the same
-``table_rows`` the headless ``attn-tui compare`` prints), so the TUI and the
-command line can never disagree.  This module adds what only the app needs:
+The numbers are ``profiling.analysis.compare``'s over each tab's one
+``AnalysedTrace``, cell for cell (the same ``tui.compare_table.table_rows`` the
+headless ``attn-tui compare`` prints), so the TUI and the command line can never
+disagree.  This module adds what only the app needs:
 files that failed to load stay in the list as failed rows (one bad file must not
 hide the comparison of the others), each table row keeps a handle on its
 numbers (for highlighting and the detail line), and the bar chart is laid out
@@ -15,19 +16,16 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.compare import (
-    COLUMNS,
     RegionComparison,
     TraceComparison,
-    fmt_us,
     summarize_trace,
-    table_rows,
     trace_label,
     with_ratios,
 )
-from profiling.trace.model import Trace
 from tui.blocks import hbar
-from tui.links import Links
+from tui.compare_table import COLUMNS, table_rows, time_cell
 from tui.names import clip, visible
 from tui.session import error_line
 
@@ -36,14 +34,13 @@ DEFAULT_REGION = "attn_fwd"
 
 @dataclass(frozen=True)
 class Source:
-    """One open file as the comparison sees it: its trace, or why it has none.
+    """One open file as the comparison sees it: its analysed trace, or why it has none.
 
-    ``links`` are the tab's (made on first use, so the worker, not the UI thread,
-    pays for them when the tab has not needed them yet)."""
+    The analysis is the tab's (its parts are made on first use, so the worker, not
+    the UI thread, pays for those the tab has not needed yet)."""
 
     path: str
-    trace: Trace | None = None
-    links: Links | None = None
+    analysed: AnalysedTrace | None = None
     error: str = ""
 
 
@@ -91,7 +88,7 @@ def file_label(path: str) -> str:
 def compare_sources(
     sources: Sequence[Source], region: str = DEFAULT_REGION
 ) -> CompareResult:
-    """Summarise every loaded source (reusing its links), keep the failed ones.
+    """Summarise every loaded source (reusing its analysis), keep the failed ones.
 
     A source whose analysis raises becomes a failed entry with the error's
     line; ratios are to the first file that summarised.
@@ -99,12 +96,11 @@ def compare_sources(
     summaries: list[TraceComparison] = []
     slots: list[Entry | int] = []
     for src in sources:
-        if src.trace is None:
+        if src.analysed is None:
             slots.append(Entry(src.path, file_label(src.path), error=src.error or "not loaded"))
             continue
         try:
-            links = src.links.analysis if src.links is not None else None
-            item = summarize_trace(src.trace, region, links=links)
+            item = summarize_trace(src.analysed, region)
         except Exception as exc:  # noqa: BLE001 - one bad file stays one failed row
             slots.append(Entry(src.path, file_label(src.path), error=error_line(exc)))
             continue
@@ -195,7 +191,7 @@ def chart_lines(result: CompareResult, width: int) -> list[ChartLine]:
             ChartLine(
                 label=head,
                 bar=hbar(gpu / top if top else 0.0, bar_w),
-                value=fmt_us(gpu).rjust(value_w),
+                value=time_cell(gpu).rjust(value_w),
                 implementation=clip(impl, room) if room else "",
                 copies=copies if tail_w >= len(copies) else "",
                 error="",

@@ -1,28 +1,30 @@
 """The Findings view's content: ``profiling.analysis.findings`` per open file (pure).
 
-The findings are the headless ``attn-tui findings`` command's, computed with the
-links the tab already made while loading.  This module only turns them into
-table cells (names made visible, times with units) and says where on the
-timeline each piece of evidence lies, so the widget stays a thin renderer.
+The findings are the headless ``attn-tui findings`` command's, computed over the
+tab's one ``AnalysedTrace`` (the links and regions it already made while
+loading).  This module only turns them into table cells (names made visible,
+times with units) and says where on the timeline each piece of evidence lies,
+so the widget stays a thin renderer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.findings import EvidenceRow, Finding, TraceFindings, trace_findings
-from profiling.analysis.links import Links as AnalysisLinks
 from profiling.trace.model import Trace
 from tui.fmt import fmt_ns
+from tui.links import chain_text
 from tui.names import clip, short_name, visible
 
 FINDING_COLUMNS = ("severity", "finding", "region", "instances", "evidence")
 EVIDENCE_COLUMNS = ("event", "kind", "inst", "start", "duration", "launched by", "note")
 
 
-def find(trace: Trace, links: AnalysisLinks | None = None) -> TraceFindings:
+def find(analysed: AnalysedTrace) -> TraceFindings:
     """The trace's findings (its attention regions, else its profiler steps)."""
-    return trace_findings(trace, links=links)
+    return trace_findings(analysed)
 
 
 def finding_cells(f: Finding, title_limit: int = 72) -> tuple[str, ...]:
@@ -36,7 +38,8 @@ def finding_cells(f: Finding, title_limit: int = 72) -> tuple[str, ...]:
     )
 
 
-def evidence_cells(e: EvidenceRow, name_limit: int = 48) -> tuple[str, ...]:
+def evidence_cells(e: EvidenceRow, name_limit: int = 48,
+                   chain_limit: int = 64) -> tuple[str, ...]:
     """One ``EVIDENCE_COLUMNS`` row; times relative to the trace start."""
     return (
         clip(short_name(e.name, name_limit), name_limit),
@@ -44,18 +47,9 @@ def evidence_cells(e: EvidenceRow, name_limit: int = 48) -> tuple[str, ...]:
         "" if e.instance is None else f"#{e.instance}",
         fmt_ns(e.start_us * 1000),
         fmt_ns(e.dur_us * 1000),
-        launch_chain(e.launched_by),
+        chain_text(e.launch_chain, chain_limit),
         visible(e.note),
     )
-
-
-def launch_chain(chain: str) -> str:
-    """``outer > a > b > inner`` as ``outer › … › inner``: the op the user wrote and the
-    one that launched the event, as the Regions view shows them."""
-    ops = [visible(op) for op in chain.split(" > ") if op]
-    if len(ops) <= 2:
-        return " › ".join(ops)
-    return f"{ops[0]} › … › {ops[-1]}"
 
 
 @dataclass(frozen=True)

@@ -1,50 +1,58 @@
-"""CPU <-> GPU links for the TUI, over ``profiling.analysis.links``.
+"""CPU <-> GPU links for the TUI, over the trace's one ``AnalysedTrace``.
 
-The analysis answers per row (launch, enclosing op, GPU rows launched in a
-range).  This adapter gives the timeline the few questions it asks, in trace
-rows with -1 for "none", and adds ``ancestors`` (the whole chain of slices
-around a row), which the regions view uses to say "aten::masked_fill ›
-aten::copy_" rather than only the innermost op.
+The analysis answers per row (launch, enclosing op, launch chain, GPU rows
+launched in a range).  ``LinkLookup`` gives the timeline the few questions it
+asks, in trace rows with -1 for "none"; ``chain_text`` is the one way a launch
+chain is written in the TUI and the CLI (``aten::masked_fill › aten::clone ›
+aten::copy_ › cudaMemcpyAsync``).
 """
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Sequence
 
 import numpy as np
 
-from profiling.analysis.links import Links as AnalysisLinks
-from profiling.analysis.links import link_gpu_events
-from profiling.trace.model import GPU_KINDS, Kind, Trace
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.links import Links
+from profiling.trace.model import GPU_KINDS, Kind
+from tui.names import clip, visible
 
 _NONE = np.zeros(0, dtype=np.int64)
 
 
-class Links:
-    """Link lookups over one trace; every method answers in trace rows (-1: none).
+def chain_text(names: Sequence[str], width: int | None = None) -> str:
+    """A launch chain (outermost op first, the runtime call last) as ``a › b › call``,
+    names made visible; within ``width`` cells the middle ops give way to ``…``."""
+    shown = [visible(n) for n in names if n]
+    text = " › ".join(shown)
+    if width is None or len(text) <= width or len(shown) <= 2:
+        return text if width is None else clip(text, width)
+    short = " › ".join([shown[0], "…", *shown[-2:]]) if len(shown) > 3 else text
+    return clip(short, width)
 
-    The analysis is computed on first use (once, whichever thread asks first), not
-    here: building it walks every event (about half a second per million), and
-    the timeline must be able to paint before that.
+
+class LinkLookup:
+    """Link questions of the timeline and the views; answers are trace rows (-1: none).
+
+    The links are the ``AnalysedTrace``'s, computed on first use (once, whichever
+    thread asks first), not here: building them walks every event (about half a
+    second per million), and the timeline must be able to paint before that.
     """
 
-    def __init__(self, trace: Trace, analysis: AnalysisLinks | None = None) -> None:
-        self.trace = trace
-        self._analysis = analysis
-        self._lock = threading.Lock()
+    def __init__(self, analysed: AnalysedTrace) -> None:
+        self.analysed = analysed
+        self.trace = analysed.trace
 
     @property
-    def analysis(self) -> AnalysisLinks:
-        if self._analysis is None:
-            with self._lock:
-                if self._analysis is None:
-                    self._analysis = link_gpu_events(self.trace)
-        return self._analysis
+    def analysis(self) -> Links:
+        """The analysis's links (computed now if nobody has asked yet)."""
+        return self.analysed.links
 
     @property
     def ready(self) -> bool:
         """Whether the links are computed already (asking costs nothing then)."""
-        return self._analysis is not None
+        return self.analysed.ready("links")
 
     # ---- GPU -> CPU ----
 
@@ -67,6 +75,12 @@ class Links:
                 if int(self.trace.kind[a]) in (Kind.CPU_OP, Kind.USER_ANNOTATION):
                     return a
         return -1
+
+    def chain_of(self, row: int) -> tuple[int, ...]:
+        """The launch chain of GPU ``row``: every op around its launch, then the call."""
+        if row < 0 or int(self.trace.kind[row]) not in GPU_KINDS:
+            return ()
+        return self.analysed.launch_chain(row)
 
     def ancestors(self, row: int) -> list[int]:
         """Slices enclosing ``row`` on its lane (by the loader's depth), innermost first."""

@@ -2,21 +2,20 @@
 
 Names are the analysis's group keys (``attn_fwd``, ``ProfilerStep*``...), with
 per-instance CPU/GPU time; an instance's GPU events are those launched from
-inside its CPU range, in GPU order (``instance_kernels``).  This module only
-adds what the table shows beyond the headless output: each event's share of the
-instance's GPU time and the op chain that launched it.
+inside its CPU range, in GPU order (``instance_kernels``, the headless
+``kernels`` listing).  This module only adds what the table shows beyond it:
+each event's share of the instance's GPU time and its launch chain as text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import instance_kernels
-from profiling.analysis.regions import STEP_GROUP, RegionInstance, Regions, RegionSummary
-from profiling.analysis.regions import find_regions as analysis_regions
-from profiling.trace.model import Kind, Trace
+from profiling.analysis.regions import STEP_GROUP, RegionInstance, RegionSummary
 from tui.blocks import sparkline
-from tui.links import Links
+from tui.links import chain_text
 
 
 @dataclass
@@ -42,40 +41,22 @@ class KernelRow:
     dur_ns: int
     share: float  # of the instance's GPU time
     stream: int  # -1 when unknown
-    launched_by: str  # "outermost op › innermost op" inside the region ('' if unknown)
+    launched_by: str  # the launch chain inside the region, "op › … › call" ('' if unknown)
 
 
-def find_regions(trace: Trace, links: Links) -> list[Region]:
-    """Every region name with its instances: user regions first (most instances
-    first, ties in order of appearance), ``ProfilerStep*`` last."""
-    regions: Regions = analysis_regions(trace, links.analysis)
+def region_list(analysed: AnalysedTrace) -> list[Region]:
+    """Every region name with its instances, for the Regions view: user regions
+    first (most instances first, ties in order of appearance), ``ProfilerStep*`` last."""
+    regions = analysed.regions
     out = [Region(s, regions.select(s.name)) for s in regions.summaries()]
     return sorted(out, key=lambda r: (r.name == STEP_GROUP, -r.count))
 
 
-def launch_chain(trace: Trace, links: Links, row: int, region_row: int) -> str:
-    """'outer › inner' ops (inside the region) around the launch of GPU ``row``."""
-    launch = links.launch_of(row)
-    if launch < 0:
-        return ""
-    depth = int(trace.depth[region_row]) if region_row >= 0 else -1
-    same_lane = region_row >= 0 and int(trace.lane[region_row]) == int(trace.lane[launch])
-    ops = [
-        a
-        for a in links.ancestors(launch)
-        if int(trace.kind[a]) == Kind.CPU_OP and (not same_lane or int(trace.depth[a]) > depth)
-    ]
-    if not ops:
-        op = links.op_of(row)
-        return trace.name(op) if op >= 0 and op != region_row else ""
-    if len(ops) == 1:
-        return trace.name(ops[0])
-    return f"{trace.name(ops[-1])} › {trace.name(ops[0])}"
-
-
-def kernel_rows(trace: Trace, links: Links, inst: RegionInstance) -> list[KernelRow]:
-    entries = instance_kernels(trace, links.analysis, inst).kernels
+def kernel_rows(analysed: AnalysedTrace, inst: RegionInstance) -> list[KernelRow]:
+    """The instance's GPU events as the Regions view lists them (``kernels`` plus share)."""
+    entries = instance_kernels(analysed, inst).kernels
     total = max(inst.device_ns, 1)
+    dur = analysed.trace.dur_ns
     return [
         KernelRow(
             row=e.row,
@@ -83,9 +64,9 @@ def kernel_rows(trace: Trace, links: Links, inst: RegionInstance) -> list[Kernel
             kind=e.kind,
             offset_ns=int(round(e.start_offset_us * 1000)),
             dur_ns=int(round(e.dur_us * 1000)),
-            share=float(trace.dur_ns[e.row]) / total,
+            share=float(dur[e.row]) / total,
             stream=-1 if e.stream is None else int(e.stream),
-            launched_by=launch_chain(trace, links, e.row, inst.row),
+            launched_by=chain_text(e.launch_chain),
         )
         for e in entries
     ]

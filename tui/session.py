@@ -3,8 +3,10 @@
 ``load_session`` reads the trace (reporting progress) and returns as soon as the
 columns exist, so the timeline can paint; ``Session.analyse`` then builds the
 links, regions and op table (seconds on a 1 GB trace), on a background thread
-started after that first frame.  A failure in one analysis does not lose the
-others: the op table, say, shows its one-line error while the timeline works.
+started after that first frame.  They are parts of the session's one
+``AnalysedTrace``, which every view of the file (and the Compare view) shares.
+A failure in one analysis does not lose the others: the op table, say, shows
+its one-line error while the timeline works.
 """
 
 from __future__ import annotations
@@ -12,15 +14,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.errors import AttnTuiError
 from profiling.trace import load_trace
 from profiling.trace.model import Trace
 from tui.file_watch import FileState
-from tui.links import Links
+from tui.links import LinkLookup
 from tui.ops_table import Totals
-from tui.regions_data import Region, find_regions
+from tui.regions_data import Region, region_list
 
 Progress = Callable[[str, float], None]
 
@@ -28,8 +32,7 @@ Progress = Callable[[str, float], None]
 @dataclass
 class Session:
     path: str
-    trace: Trace
-    links: Links
+    analysis: AnalysedTrace
     regions: list[Region] = field(default_factory=list)
     regions_error: str = ""
     ops: list[dict[str, Any]] | None = None
@@ -37,6 +40,15 @@ class Session:
     ops_error: str = ""
     analysed: bool = False  # regions and ops are set (read them only once this is True)
     file_state: FileState | None = None  # the file as it was when loading began
+
+    @property
+    def trace(self) -> Trace:
+        return self.analysis.trace
+
+    @cached_property
+    def links(self) -> LinkLookup:
+        """The timeline's link questions over the analysis (computed on first use)."""
+        return LinkLookup(self.analysis)
 
     def analyse(self, progress: Progress | None = None) -> None:
         """Links, regions and the op table (idempotent; run off the UI thread).
@@ -48,19 +60,19 @@ class Session:
         report = progress or (lambda stage, fraction: None)
         report("links", 0.0)
         try:
-            self.links.analysis  # noqa: B018 - computes the lazy links once, here
+            self.analysis.links  # noqa: B018 - computes the lazy links once, here
         except Exception as exc:  # noqa: BLE001 - both views need the links
             self.regions_error = self.ops_error = error_line(exc)
             self.analysed = True
             return
         report("regions", 0.3)
         try:
-            self.regions = find_regions(self.trace, self.links)
+            self.regions = region_list(self.analysis)
         except Exception as exc:  # noqa: BLE001 - shown in the regions view
             self.regions_error = error_line(exc)
         report("op table", 0.4)
         try:
-            self.ops, self.ops_totals = key_averages(self.trace)
+            self.ops, self.ops_totals = key_averages(self.analysis)
         except Exception as exc:  # noqa: BLE001 - shown in the ops view
             self.ops_error = error_line(exc)
         report("done", 1.0)
@@ -77,11 +89,9 @@ def error_line(exc: BaseException) -> str:
     return f"unexpected {type(exc).__name__}: {exc} (please report this with the file)"
 
 
-def key_averages(trace: Trace) -> tuple[list[dict[str, Any]], Totals]:
-    """torch's op table rows (as dicts) and its two footer totals."""
-    from profiling.analysis.key_averages import key_averages as analysis_key_averages
-
-    table = analysis_key_averages(trace)
+def key_averages(analysed: AnalysedTrace) -> tuple[list[dict[str, Any]], Totals]:
+    """torch's op table rows (as dicts) and its two footer totals (the analysis's part)."""
+    table = analysed.key_averages
     rows = [r.as_json() for r in table.rows]
     return rows, Totals(table.self_cpu_time_total, table.self_device_time_total)
 
@@ -94,4 +104,4 @@ def load_session(
     ``AttnTuiError``)."""
     state = FileState.of(os.fspath(path))  # before reading: a change while loading shows too
     trace = load_trace(path, progress=progress, use_cache=not no_cache)
-    return Session(os.fspath(path), trace, Links(trace), file_state=state)
+    return Session(os.fspath(path), AnalysedTrace(trace), file_state=state)

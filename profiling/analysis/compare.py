@@ -7,8 +7,9 @@ each trace into one ``TraceComparison`` holding, per region, the numbers that
 story needs: instances, CPU and GPU time per instance, kernels/memcpys/memsets
 per instance, which attention implementation ran, its FLOPs, the achieved
 TFLOP/s and its share of the device's dense peak, and the time ratio to the
-first trace.  Plain dataclasses, so the CLI prints them and a Textual widget
-renders them (``table_rows`` gives the cells as strings).
+first trace.  Plain dataclasses of numbers: the CLI and the TUI format them
+(``tui.compare_table``).  Each trace is an ``AnalysedTrace``, so the regions,
+links and op table compare reads are the ones every other view reads.
 """
 
 from __future__ import annotations
@@ -19,23 +20,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from profiling.analysis.analysed import AnalysedTrace, as_analysed
 from profiling.analysis.attention_flops import (
     attention_work,
     config_variant,
     tflops_per_second,
     work_from_ops,
 )
-from profiling.analysis.attention_regions import (
-    InstanceView,
-    attention_regions,
-    instance_views,
-    is_attention_name,
-)
+from profiling.analysis.attention_regions import is_attention_name
 from profiling.analysis.device_peaks import DevicePeak, match_device, trace_device_name
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
-from profiling.analysis.key_averages import key_averages
-from profiling.analysis.links import Links, link_gpu_events
-from profiling.analysis.regions import find_regions
+from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Kind, Trace
 
 
@@ -140,42 +135,44 @@ def trace_label(path: str, metadata: dict[str, Any]) -> str:
     return base
 
 
-def _device_index(trace: Trace, views: Sequence[InstanceView]) -> int | None:
+def _device_index(a: AnalysedTrace, instances: Sequence[RegionInstance]) -> int | None:
     """The GPU (Kineto pid of its lanes) most of the region's GPU events ran on."""
+    trace = a.trace
     pids: Counter[int] = Counter()
-    for view in views:
-        for launch in view.launches:
-            pid = trace.lanes[int(trace.lane[launch.gpu_row])].pid
+    for inst in instances:
+        for row in a.gpu_rows(inst).tolist():
+            pid = trace.lanes[int(trace.lane[row])].pid
             if isinstance(pid, int) or (isinstance(pid, str) and pid.isascii() and pid.isdigit()):
                 pids[int(pid)] += 1
     return pids.most_common(1)[0][0] if pids else None
 
 
-def summarize_region(trace: Trace, region: str, views: Sequence[InstanceView],
+def summarize_region(a: AnalysedTrace, region: str, instances: Sequence[RegionInstance],
                      peak: DevicePeak | None) -> RegionComparison:
     """The comparison numbers of one region from its instances (none: zero instances)."""
-    n = len(views)
+    trace = a.trace
+    n = len(instances)
     if n == 0:
         return RegionComparison(region, 0, None, None, None, None, None)
-    device = [v.device_ns(trace) / 1e3 for v in views]
-    has_gpu = any(v.launches for v in views)
+    device = [v.device_ns / 1e3 for v in instances]
+    has_gpu = any(v.gpu_events for v in instances)
     device_avg = sum(device) / n
-    work = attention_work(trace, region, views[-1].cpu_rows)
+    work = attention_work(trace, region, instances[-1].cpu_rows(trace))
     flops = work.flops if work is not None else None
     tflops = tflops_per_second(flops, device_avg) if has_gpu else None
     peak_tflops = peak.tflops(work.dtype) if (peak is not None and work is not None) else None
     return RegionComparison(
         region=region,
         instances=n,
-        cpu_time_avg_us=sum(v.cpu_ns for v in views) / n / 1e3,
+        cpu_time_avg_us=sum(v.cpu_ns for v in instances) / n / 1e3,
         device_time_avg_us=device_avg,
-        kernels_per_instance=sum(v.count(trace, Kind.KERNEL) for v in views) / n,
-        memcpy_per_instance=sum(v.count(trace, Kind.MEMCPY) for v in views) / n,
-        memset_per_instance=sum(v.count(trace, Kind.MEMSET) for v in views) / n,
+        kernels_per_instance=sum(v.kernels for v in instances) / n,
+        memcpy_per_instance=sum(v.memcpys for v in instances) / n,
+        memset_per_instance=sum(v.memsets for v in instances) / n,
         device_time_us=tuple(device),
         tflops_per_instance=tuple(tflops_per_second(flops, d) for d in device) if has_gpu
         else (),
-        implementation=region_implementation(trace, views),
+        implementation=region_implementation(a, region, instances),
         flops_per_instance=flops,
         flops_source=work.source if work is not None else "",
         dtype=work.dtype if work is not None else None,
@@ -186,53 +183,51 @@ def summarize_region(trace: Trace, region: str, views: Sequence[InstanceView],
     )
 
 
-def region_implementation(trace: Trace, views: Sequence[InstanceView]) -> Implementation:
+def region_implementation(a: AnalysedTrace, region: str,
+                          instances: Sequence[RegionInstance]) -> Implementation:
     """The attention implementation of a region's instances (for a Regions view column).
 
     An unfused matmul + softmax counts as attention only in a region named like
     attention or one whose ops have an attention's shapes.
     """
-    kernels = [trace.name(lc.gpu_row) for v in views for lc in v.launches
-               if int(trace.kind[lc.gpu_row]) == int(Kind.KERNEL)]
-    ops = {trace.name(r) for v in views for r in v.op_rows(trace).tolist()}
-    name = views[0].name if views else ""
-    looks = is_attention_name(name) or (bool(views) and
-                                        work_from_ops(trace, views[-1].cpu_rows) is not None)
-    return identify(kernels, ops, len(views), unfused=looks)
+    trace = a.trace
+    kernels = [trace.name(r) for v in instances for r in a.gpu_rows(v).tolist()
+               if int(trace.kind[r]) == int(Kind.KERNEL)]
+    ops = {trace.name(r) for v in instances for r in v.op_rows(trace).tolist()}
+    looks = is_attention_name(region) or (
+        bool(instances) and work_from_ops(trace, instances[-1].cpu_rows(trace)) is not None)
+    return identify(kernels, ops, len(instances), unfused=looks)
 
 
-def implementations_by_region(trace: Trace,
-                              links: Links | None = None) -> dict[str, Implementation]:
+def implementations_by_region(analysed: AnalysedTrace | Trace) -> dict[str, Implementation]:
     """Every region of the trace (and attention op, when no region is named like attention)
     with the implementation it ran; regions that ran none are left out."""
-    links = links if links is not None else link_gpu_events(trace)
-    found = find_regions(trace, links)
-    names = list(dict.fromkeys(found.names() + attention_regions(trace, links, found)))
+    a = as_analysed(analysed)
+    names = list(dict.fromkeys(a.regions.names() + list(a.attention_regions)))
     out = {}
     for name in names:
-        impl = region_implementation(trace, instance_views(trace, name, links, found))
+        impl = region_implementation(a, name, a.instances(name))
         if impl.key != UNKNOWN.key:
             out[name] = impl
     return out
 
 
-def summarize_trace(trace: Trace, region: str = "attn_fwd",
-                    links: Links | None = None) -> TraceComparison:
+def summarize_trace(analysed: AnalysedTrace | Trace,
+                    region: str = "attn_fwd") -> TraceComparison:
     """One trace's comparison: ``region``, or its attention regions when it has none."""
-    links = links if links is not None else link_gpu_events(trace)
-    found = find_regions(trace, links)
-    totals = key_averages(trace)
-    views = instance_views(trace, region, links, found)
-    regions: dict[str, list[InstanceView]] = {region: views}
+    a = as_analysed(analysed)
+    trace = a.trace
+    totals = a.key_averages
+    regions: dict[str, list[RegionInstance]] = {region: a.instances(region)}
     warnings: list[str] = []
-    if not views:
-        fallback = [r for r in attention_regions(trace, links, found) if r != region]
+    if not regions[region]:
+        fallback = [r for r in a.attention_regions if r != region]
         warnings.append(f"no {region!r} region in this trace"
                         + (f"; showing {', '.join(fallback)}" if fallback else ""))
         for name in fallback:
-            regions[name] = instance_views(trace, name, links, found)
+            regions[name] = a.instances(name)
     every = [v for vs in regions.values() for v in vs]
-    device = trace_device_name(trace.metadata, _device_index(trace, every))
+    device = trace_device_name(trace.metadata, _device_index(a, every))
     peak = match_device(device)
     return TraceComparison(
         path=trace.path,
@@ -242,7 +237,7 @@ def summarize_trace(trace: Trace, region: str = "attn_fwd",
         peak=peak,
         self_cpu_time_total_us=float(totals.self_cpu_time_total),
         self_device_time_total_us=float(totals.self_device_time_total),
-        regions={name: summarize_region(trace, name, vs, peak) for name, vs in regions.items()},
+        regions={name: summarize_region(a, name, vs, peak) for name, vs in regions.items()},
         warnings=tuple(warnings),
     )
 
@@ -268,63 +263,7 @@ def with_ratios(items: Sequence[TraceComparison]) -> list[TraceComparison]:
     return out
 
 
-def compare_traces(traces: Sequence[Trace], region: str = "attn_fwd") -> list[TraceComparison]:
+def compare_traces(traces: Sequence[AnalysedTrace | Trace],
+                   region: str = "attn_fwd") -> list[TraceComparison]:
     """Every trace summarised in the order given, with ratios to the first."""
     return with_ratios([summarize_trace(t, region) for t in traces])
-
-
-# ---- cells for tables (the CLI's rich and markdown tables, the TUI's Compare view) ----
-
-COLUMNS: tuple[str, ...] = (
-    "trace", "region", "implementation", "inst", "CPU/inst", "GPU/inst", "vs first",
-    "kernels", "memcpy", "memset", "GFLOP", "TFLOP/s", "% peak", "self CPU", "self GPU",
-)
-"""Column headers of ``table_rows`` (every cell is a plain string; '' is unknown)."""
-
-NUMERIC_COLUMNS = frozenset(COLUMNS[3:])
-
-
-def fmt_us(us: float | None) -> str:
-    """A time in µs with a readable unit (``95.9 µs``, ``1.07 ms``); '' when unknown."""
-    if us is None:
-        return ""
-    if abs(us) >= 1e6:
-        return f"{us / 1e6:.3g} s"
-    if abs(us) >= 1e3:
-        return f"{us / 1e3:.3g} ms"
-    return f"{us:.3g} µs"
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return ""
-    if value == int(value) and abs(value) < 1e6:
-        return str(int(value))
-    return f"{value:.{digits}g}"
-
-
-def _cells(item: TraceComparison, reg: RegionComparison) -> list[str]:
-    impl = reg.implementation
-    return [
-        item.label,
-        reg.region,
-        impl.name,
-        str(reg.instances),
-        fmt_us(reg.cpu_time_avg_us),
-        fmt_us(reg.device_time_avg_us) if reg.kernels_per_instance or reg.device_time_avg_us
-        else "",
-        f"{reg.time_ratio_to_first:.2f}x" if reg.time_ratio_to_first is not None else "",
-        _num(reg.kernels_per_instance),
-        _num(reg.memcpy_per_instance),
-        _num(reg.memset_per_instance),
-        f"{reg.flops_per_instance / 1e9:.3g}" if reg.flops_per_instance else "",
-        f"{reg.tflops:.1f}" if reg.tflops is not None else "",
-        f"{100 * reg.peak_share:.1f}%" if reg.peak_share is not None else "",
-        fmt_us(item.self_cpu_time_total_us),
-        fmt_us(item.self_device_time_total_us) if item.self_device_time_total_us else "",
-    ]
-
-
-def table_rows(items: Sequence[TraceComparison]) -> list[list[str]]:
-    """One row of ``COLUMNS`` cells per (trace, region), in input order."""
-    return [_cells(item, reg) for item in items for reg in item.regions.values()]

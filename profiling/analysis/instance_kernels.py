@@ -5,15 +5,21 @@ of the first one is 0), so one instance reads as a GPU timeline: gaps between
 kernels, overlaps across streams.  ``gpu_start_us`` says where that origin is,
 and all absolute figures (``start_us``, ``gpu_start_us``) count microseconds
 from the trace's first event, so instances of one trace line up.
+
+Each event says who launched it twice: ``launched_by`` is the innermost op
+around the launching call (``Links.op``; the region's own annotation when the
+call sits directly in it), ``launch_chain`` the whole chain inside the instance
+from its outermost op down to the runtime call (``launch_chain``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from profiling.analysis.links import Links
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.launch_chain import chain_names
 from profiling.analysis.regions import RegionInstance
-from profiling.trace.model import NO_ID, Kind, Trace
+from profiling.trace.model import NO_ID, Kind
 
 KIND_NAMES = {Kind.KERNEL: "kernel", Kind.MEMCPY: "memcpy", Kind.MEMSET: "memset"}
 
@@ -29,6 +35,7 @@ class KernelEntry:
     dur_us: float
     stream: int | None
     launched_by: str | None  # innermost op around the launch; None for no op
+    launch_chain: tuple[str, ...] = ()  # outermost op inside the instance ... runtime call
 
     def as_json(self) -> dict:
         return {
@@ -38,6 +45,7 @@ class KernelEntry:
             "dur_us": self.dur_us,
             "stream": self.stream,
             "launched_by": self.launched_by,
+            "launch_chain": list(self.launch_chain),
         }
 
 
@@ -65,10 +73,12 @@ class InstanceKernels:
         }
 
 
-def instance_kernels(trace: Trace, links: Links, inst: RegionInstance) -> InstanceKernels:
+def instance_kernels(analysed: AnalysedTrace, inst: RegionInstance) -> InstanceKernels:
     """The GPU events of one instance (see the module doc for the offsets)."""
+    trace, links = analysed.trace, analysed.links
     origin = trace.start_ns
-    rows = inst.gpu_rows(trace, links)
+    rows = analysed.gpu_rows(inst)
+    chains = {lc.gpu_row: lc.chain for lc in analysed.launches(inst)}
     first = int(trace.ts_ns[rows].min()) if rows.shape[0] else None
     entries = []
     for r in rows.tolist():
@@ -83,6 +93,7 @@ def instance_kernels(trace: Trace, links: Links, inst: RegionInstance) -> Instan
                 dur_us=int(trace.dur_ns[r]) / 1000.0,
                 stream=None if stream == NO_ID else stream,
                 launched_by=trace.strings[int(trace.name_id[op])] if op >= 0 else None,
+                launch_chain=chain_names(trace, chains.get(r, ())),
             )
         )
     return InstanceKernels(

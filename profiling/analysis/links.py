@@ -137,8 +137,35 @@ def op_nesting(trace: Trace) -> tuple[np.ndarray, Nesting]:
     return ops, nest(start, end, trace.lane[ops])
 
 
-def link_gpu_events(trace: Trace) -> Links:
-    """Link every GPU event to its launch (correlation first, flows second)."""
+@dataclass(frozen=True)
+class OpTree:
+    """The ops of a trace (cpu_op and user_annotation rows, in row order) nested by
+    torch's stack rule: the one answer to "which op encloses which", shared by the
+    links (the op around a launch) and the launch chains (every op around it)."""
+
+    rows: np.ndarray  # int64 trace rows, ascending
+    nesting: Nesting  # indexed like ``rows``
+
+    @classmethod
+    def of(cls, trace: Trace) -> OpTree:
+        rows, nesting = op_nesting(trace)
+        return cls(rows.astype(np.int64), nesting)
+
+    def parent(self, row: int) -> int:
+        """The trace row of the op enclosing op ``row`` (-1: none, or not an op)."""
+        i = int(np.searchsorted(self.rows, row))
+        if i >= self.rows.shape[0] or int(self.rows[i]) != row:
+            return -1
+        p = int(self.nesting.parent[i])
+        return int(self.rows[p]) if p >= 0 else -1
+
+
+def link_gpu_events(trace: Trace, ops: OpTree | None = None) -> Links:
+    """Link every GPU event to its launch (correlation first, flows second).
+
+    ``ops`` reuses an ``OpTree`` already made (``AnalysedTrace`` shares one);
+    without it the ops are nested here, and only when some GPU event is linked.
+    """
     n = len(trace)
     kind = trace.kind
     is_gpu = np.isin(kind, np.array([int(k) for k in GPU_KINDS], dtype=kind.dtype))
@@ -155,18 +182,23 @@ def link_gpu_events(trace: Trace) -> Links:
 
     op = np.full(n, -1, dtype=np.int64)
     linked = gpu_rows[launch[gpu_rows] >= 0]
-    ops, nesting = op_nesting(trace) if linked.shape[0] else (np.empty(0, np.int64), None)
-    if linked.shape[0] and ops.shape[0] and nesting is not None:
+    if ops is not None:
+        op_rows, nesting = ops.rows, ops.nesting
+    elif linked.shape[0]:
+        op_rows, nesting = op_nesting(trace)
+    else:
+        op_rows, nesting = np.empty(0, np.int64), None
+    if linked.shape[0] and op_rows.shape[0] and nesting is not None:
         calls = launch[linked]
         inner = innermost_containing(
             trace.ts_ns[calls],
             trace.lane[calls].astype(np.int64),
-            trace.ts_ns[ops],
-            trace.ts_ns[ops] + trace.dur_ns[ops],
-            trace.lane[ops].astype(np.int64),
+            trace.ts_ns[op_rows],
+            trace.ts_ns[op_rows] + trace.dur_ns[op_rows],
+            trace.lane[op_rows].astype(np.int64),
             nesting,
         )
-        op[linked] = np.where(inner >= 0, ops[np.maximum(inner, 0)], -1)
+        op[linked] = np.where(inner >= 0, op_rows[np.maximum(inner, 0)], -1)
 
     calls = launch[linked]
     order = np.lexsort((trace.ts_ns[linked], trace.ts_ns[calls], trace.lane[calls]))

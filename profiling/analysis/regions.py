@@ -79,6 +79,24 @@ class RegionInstance:
         rows = links.by_launch[self.launch_lo : self.launch_hi]
         return rows[np.lexsort((trace.lane[rows], trace.ts_ns[rows]))]
 
+    def cpu_rows(self, trace: Trace) -> np.ndarray:
+        """Rows on its thread that lie wholly inside it (ops, runtime calls...), in
+        row order.  An annotation leaves its own row out; an op region (an
+        attention op taken as the region) keeps it: its shapes are the region's."""
+        lane_slice = trace.lane_rows(self.lane)
+        ts = trace.ts_ns[lane_slice]
+        lo = int(np.searchsorted(ts, self.start_ns, side="left")) + lane_slice.start
+        hi = int(np.searchsorted(ts, self.end_ns, side="right")) + lane_slice.start
+        inside = np.arange(lo, hi, dtype=np.int64)
+        if int(trace.kind[self.row]) != int(Kind.CPU_OP):
+            inside = inside[inside != self.row]
+        return inside[trace.ts_ns[inside] + trace.dur_ns[inside] <= self.end_ns]
+
+    def op_rows(self, trace: Trace) -> np.ndarray:
+        """The ``cpu_op`` rows of ``cpu_rows`` (shapes, dtypes and names of its work)."""
+        rows = self.cpu_rows(trace)
+        return rows[trace.kind[rows] == int(Kind.CPU_OP)]
+
 
 @dataclass(frozen=True)
 class RegionSummary:
@@ -179,9 +197,14 @@ def region_rows(trace: Trace) -> np.ndarray:
 
 def find_regions(trace: Trace, links: Links) -> Regions:
     """Every region instance with its GPU events (by launch, see module doc)."""
-    rows = region_rows(trace)
+    return Regions(instances_at(trace, links, region_rows(trace)))
+
+
+def instances_at(trace: Trace, links: Links, rows: np.ndarray) -> list[RegionInstance]:
+    """Region instances for CPU ``rows`` (annotations, or ops taken as regions), sorted
+    by start; each counts the GPU events launched from inside it on its thread."""
     if rows.shape[0] == 0:
-        return Regions([])
+        return []
     start = trace.ts_ns[rows]
     end = start + trace.dur_ns[rows]
     lane = trace.lane[rows].astype(np.int64)
@@ -202,7 +225,7 @@ def find_regions(trace: Trace, links: Links) -> Regions:
     ann = _gpu_annotations(trace, rows)
 
     counters: dict[str, int] = {}
-    instances = []
+    instances: list[RegionInstance] = []
     for j, r in enumerate(rows.tolist()):
         name = trace.strings[int(trace.name_id[r])]
         group = group_name(name)
@@ -229,7 +252,7 @@ def find_regions(trace: Trace, links: Links) -> Regions:
                 launch_hi=b,
             )
         )
-    return Regions(instances)
+    return instances
 
 
 def _spans(

@@ -13,34 +13,11 @@ noticed, such as GPU events whose launch is outside the trace).  Also:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
-from profiling.analysis.copies import CopyStats, copy_stats
-from profiling.analysis.links import Links, LinkSource, link_gpu_events
-from profiling.analysis.regions import Regions, find_regions
+from profiling.analysis.analysed import AnalysedTrace, as_analysed
+from profiling.analysis.links import Links, LinkSource
 from profiling.trace.model import Kind, Trace
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """The analyses most views need, computed once per trace."""
-
-    trace: Trace
-    links: Links
-    regions: Regions
-
-    @classmethod
-    def of(cls, trace: Trace) -> Analysis:
-        links = link_gpu_events(trace)
-        return cls(trace=trace, links=links, regions=find_regions(trace, links))
-
-    def copies(self) -> list[CopyStats]:
-        return copy_stats(self.trace, self.links, self.regions)
-
-    def warnings(self) -> list[str]:
-        """The loader's warnings, then the analysis's own."""
-        return list(self.trace.warnings) + analysis_warnings(self.trace, self.links)
 
 
 def analysis_warnings(trace: Trace, links: Links) -> list[str]:
@@ -84,9 +61,10 @@ def _without_name(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k != "name"}
 
 
-def trace_stats(trace: Trace, analysis: Analysis | None = None) -> dict[str, Any]:
+def trace_stats(analysed: AnalysedTrace | Trace) -> dict[str, Any]:
     """The whole ``stats --json`` object."""
-    a = analysis or Analysis.of(trace)
+    a = as_analysed(analysed)
+    trace = a.trace
     return {
         "path": trace.path,
         "events": trace.n_entries,
@@ -96,6 +74,6 @@ def trace_stats(trace: Trace, analysis: Analysis | None = None) -> dict[str, Any
         "orphans": int(a.links.orphans.shape[0]),
         "lanes": lane_entries(trace),
         "regions": {s.name: _without_name(s.as_json()) for s in a.regions.summaries()},
-        "copies": {c.name: _without_name(c.as_json()) for c in a.copies()},
-        "warnings": a.warnings(),
+        "copies": {c.name: _without_name(c.as_json()) for c in a.copies},
+        "warnings": list(trace.warnings) + analysis_warnings(trace, a.links),
     }

@@ -32,7 +32,7 @@ from profiling.capture.outputs import (
     trace_path,
     write_json,
 )
-from profiling.capture.trace_counts import count_region
+from profiling.capture.trace_counts import count_file
 from profiling.capture.variants import VARIANTS, Prepared, reference_attention
 from profiling.errors import CaptureError
 
@@ -245,23 +245,22 @@ def _write(config: CaptureConfig, name: str, out: Path, gz: bool, prof: Any,
         raw = Path(tmp) / "trace.json"
         prof.export_chrome_trace(str(raw))
         trace = read_json(raw)
-    counts = count_region(trace, REGION)
+        counts = count_file(raw, REGION)  # the trace engine's count, as ``stats`` gives it
     result.attn_fwd_regions = len(counts.instances)
     if result.attn_fwd_regions != config.active:
         raise VariantFailed(f"trace holds {result.attn_fwd_regions} {REGION} regions, "
                             f"expected one per active step ({config.active})")
     if config.device == "cuda":
         result.kernels_per_forward = counts.per_instance("kernels")
-        result.memcpy_per_forward = counts.per_instance("memcpy")
-        result.memset_per_forward = counts.per_instance("memset")
-        device_us = counts.per_instance("device_us")
-        result.device_ms_per_forward = device_us / 1e3 if device_us is not None else None
+        result.memcpy_per_forward = counts.per_instance("memcpys")
+        result.memset_per_forward = counts.per_instance("memsets")
+        device_ns = counts.per_instance("device_ns")
+        result.device_ms_per_forward = device_ns / 1e6 if device_ns is not None else None
         if not result.kernels_per_forward:
             raise VariantFailed(f"no GPU kernels recorded inside {REGION} "
                                 "(is CUPTI available to torch.profiler?)")
-        memcpy_names = counts.as_dict()["memcpy_names"]
-        if memcpy_names:
-            result.notes["memcpy_names"] = memcpy_names
+        if counts.memcpy_names:
+            result.notes["memcpy_names"] = list(counts.memcpy_names)
     else:
         result.kernels_per_forward = result.memcpy_per_forward = result.memset_per_forward = 0.0
     trace["attn_tui"] = {

@@ -1,10 +1,12 @@
 """``attn-tui compare PATH PATH ... [--region NAME] [--json | --markdown]``: traces side by side.
 
 The numbers come from ``profiling.analysis.compare`` (one ``TraceComparison``
-per file, in the order given).  ``--json`` prints DESIGN.md section 5's list;
-``--markdown`` a GitHub table (the README's benchmark table is made with it);
-otherwise a Rich table.  Trace names are data: cells are ``Text``, never markup,
-and markdown cells have their pipes and control characters escaped.
+per file, in the order given, each from the file's one ``AnalysedTrace``); the
+cells from ``tui.compare_table``, as in the TUI's Compare view.  ``--json``
+prints DESIGN.md section 5's list; ``--markdown`` a GitHub table (the README's
+benchmark table is made with it); otherwise a Rich table.  Trace names are
+data: cells are ``Text``, never markup, and markdown cells have their pipes and
+control characters escaped.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from profiling.errors import AttnTuiError
 
 
 def run(args: argparse.Namespace) -> int:
+    from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.compare import compare_traces
     from tui.loading import load_for_command
 
     paths: list[str] = list(args.paths)
     if not paths:
         raise AttnTuiError("no trace given", "compare", "give one or more trace files")
-    traces = [load_for_command(p, args) for p in paths]
+    traces = [AnalysedTrace(load_for_command(p, args)) for p in paths]
     items = compare_traces(traces, args.region)
     if args.json:
         doc = [item.as_json() for item in items]
@@ -44,7 +47,7 @@ def _md_cell(text: str) -> str:
 
 def _kept_columns(rows: list[list[str]]) -> list[int]:
     """Columns with something in them; the region column only when rows differ in it."""
-    from profiling.analysis.compare import COLUMNS
+    from tui.compare_table import COLUMNS
 
     keep = [i for i in range(len(COLUMNS)) if any(row[i] for row in rows)]
     if rows and all(row[1] == rows[0][1] for row in rows):
@@ -54,7 +57,7 @@ def _kept_columns(rows: list[list[str]]) -> list[int]:
 
 def markdown(items: Sequence[object]) -> str:
     """A GitHub table of ``table_rows`` (columns that are empty everywhere are left out)."""
-    from profiling.analysis.compare import COLUMNS, NUMERIC_COLUMNS, table_rows
+    from tui.compare_table import COLUMNS, NUMERIC_COLUMNS, table_rows
 
     rows = table_rows(items)  # type: ignore[arg-type]
     keep = _kept_columns(rows)
@@ -71,7 +74,8 @@ def _print(items: Sequence[object]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from profiling.analysis.compare import COLUMNS, NUMERIC_COLUMNS, TraceComparison, table_rows
+    from profiling.analysis.compare import TraceComparison
+    from tui.compare_table import COLUMNS, NUMERIC_COLUMNS, table_rows
     from tui.names import visible
 
     console = Console(highlight=False, soft_wrap=False)

@@ -15,11 +15,11 @@ import sys
 
 
 def run(args: argparse.Namespace) -> int:
+    from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.findings import trace_findings
     from tui.loading import load_for_command
 
-    trace = load_for_command(args.path, args)
-    result = trace_findings(trace)
+    result = trace_findings(AnalysedTrace(load_for_command(args.path, args)))
     if args.json:
         sys.stdout.write(json.dumps(result.as_json(), indent=1, allow_nan=False, default=str))
         sys.stdout.write("\n")

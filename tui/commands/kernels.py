@@ -3,7 +3,8 @@
 ``--region`` is a group key (``attn_fwd``, ``ProfilerStep*``) or one exact name
 (``ProfilerStep#3``); ``--instance K`` keeps the K-th instance (0-based).
 ``--json`` prints DESIGN.md section 5's list; offsets are from each instance's
-first GPU event (``profiling.analysis.instance_kernels``).
+first GPU event (``profiling.analysis.instance_kernels``); each event has its
+``launched_by`` op and its whole ``launch_chain`` (``profiling.analysis.launch_chain``).
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from profiling.errors import AttnTuiError
 
 
 def run(args: argparse.Namespace) -> int:
+    from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.instance_kernels import instance_kernels
-    from profiling.analysis.stats import Analysis
     from tui.loading import load_for_command
 
-    trace = load_for_command(args.path, args)
-    analysis = Analysis.of(trace)
+    analysis = AnalysedTrace(load_for_command(args.path, args))
     selected = analysis.regions.select(args.region)
     if not selected:
         names = analysis.regions.names()
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
                 else f"its only instance is {indexes[0]}",
             )
         selected = chosen
-    listing = [instance_kernels(trace, analysis.links, inst) for inst in selected]
+    listing = [instance_kernels(analysis, inst) for inst in selected]
     if args.json:
         sys.stdout.write(json.dumps([x.as_json() for x in listing], indent=1, allow_nan=False))
         sys.stdout.write("\n")

@@ -18,8 +18,8 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState
 
-from profiling.analysis.compare import COLUMNS, NUMERIC_COLUMNS
 from tui.compare_data import DEFAULT_REGION, CompareResult, Row, Source, compare_sources, rows
+from tui.compare_table import COLUMNS, NUMERIC_COLUMNS
 from tui.guard import ReportsErrors
 from tui.names import clip, short_name, visible
 from tui.session import Session, error_line
@@ -49,7 +49,7 @@ def source_of(pane: PaneLike) -> Source | None:
     session = pane.session
     if pane.state != "ready" or session is None:
         return Source(pane.path, error=pane.error or "failed to load")
-    return Source(pane.path, session.trace, session.links)
+    return Source(pane.path, session.analysis)
 
 
 class CompareView(ReportsErrors, Vertical):
@@ -101,7 +101,7 @@ class CompareView(ReportsErrors, Vertical):
             )
             return
         ready = [s for s in sources if s is not None]
-        key = tuple(id(s.trace) if s.trace is not None else -1 for s in ready)
+        key = tuple(id(s.analysed) if s.analysed is not None else -1 for s in ready)
         if key == self._inputs and self.state in ("running", "ready"):
             return
         self._inputs = key

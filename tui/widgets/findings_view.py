@@ -29,7 +29,7 @@ from tui.findings_data import (
     jump_of,
 )
 from tui.guard import ReportsErrors
-from tui.links import Links
+from tui.links import LinkLookup
 from tui.names import visible
 from tui.session import error_line
 from tui.themes import COPY_STYLE, SEVERITY_STYLE
@@ -59,7 +59,7 @@ class FindingsView(ReportsErrors, RemembersTableFocus, Vertical):
         """Show an evidence event on the timeline: the pane handles it as the
         Regions view's ``z`` (select the row, zoom to its time range)."""
 
-    def __init__(self, trace: Trace, links: Links, **kwargs) -> None:
+    def __init__(self, trace: Trace, links: LinkLookup, **kwargs) -> None:
         super().__init__(**kwargs)
         self.trace = trace
         self.links = links
@@ -96,7 +96,7 @@ class FindingsView(ReportsErrors, RemembersTableFocus, Vertical):
             ev.add_column(_header(label), key=label)
         self._detail(Text("Looking for findings…", style="dim"))
         self.run_worker(
-            lambda: find(self.trace, self.links.analysis), thread=True, exit_on_error=False,
+            lambda: find(self.links.analysed), thread=True, exit_on_error=False,
             name="findings", group="findings",
         )  # fmt: skip
 

@@ -13,7 +13,7 @@ from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Trace
 from tui.fmt import fmt_ns, fmt_pct
 from tui.guard import ReportsErrors
-from tui.links import Links
+from tui.links import LinkLookup
 from tui.names import clip, short_name, visible
 from tui.regions_data import KernelRow, Region, gpu_sparkline, instance_span, kernel_rows
 from tui.themes import COPY_STYLE
@@ -46,7 +46,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
             self.t0, self.t1, self.row = t0, t1, row
 
     def __init__(
-        self, trace: Trace, links: Links, regions: list[Region], error: str = "", **kwargs
+        self, trace: Trace, links: LinkLookup, regions: list[Region], error: str = "", **kwargs
     ) -> None:
         super().__init__(**kwargs)
         self.trace = trace
@@ -160,7 +160,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         if region is None or not 0 <= index < len(region.instances):
             return
         self.current_instance = region.instances[index]
-        self.kernels = kernel_rows(self.trace, self.links, self.current_instance)
+        self.kernels = kernel_rows(self.links.analysed, self.current_instance)
         table = self.kernels_table
         table.clear()
         limit = min(max(self.app.size.width - 82, 24), 64)

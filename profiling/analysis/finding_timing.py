@@ -1,0 +1,168 @@
+"""The rules behind ``findings`` about how a region's time goes: syncs, launch cost,
+idle GPU, odd instances.
+
+Each reads one region (``finding_types.RegionContext``) and returns its
+findings; the rules about what the region runs are in ``finding_rules``.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+
+import numpy as np
+
+from profiling.analysis.finding_rules import limit, us_text
+from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
+from profiling.trace.model import Kind, Trace
+
+GAP_MIN_SHARE = 0.25
+"""gpu-idle-gaps: average share of the region's GPU span spent idle between its events."""
+GAP_MIN_US = 10.0
+"""gpu-idle-gaps: ... and at least this much idle time per instance, on average."""
+ODD_FRACTION = 0.25
+"""odd-instance: an instance whose time is this far from the median (as a fraction) ..."""
+ODD_MIN_US = 5.0
+"""... and at least this many microseconds from it."""
+
+_SYNC = re.compile(r"^(?:cuda|hip)(?:Device|Stream|Event)Synchronize$|^(?:cuda|hip)Memcpy(?:2D)?$"
+                   r"|^cuCtxSynchronize$|^cuStreamSynchronize$|^cuEventSynchronize$")
+
+
+def sync_in_region(ctx: RegionContext) -> list[Finding]:
+    """Host synchronisations (device/stream/event sync, blocking cudaMemcpy) in the region."""
+    t = ctx.trace
+    rows: list[EvidenceRow] = []
+    hit: set[int] = set()
+    sync_ids = [i for i, name in enumerate(t.strings) if _SYNC.search(name)]
+    kinds = [int(Kind.RUNTIME), int(Kind.OTHER)]
+    for v in ctx.instances:
+        cpu = ctx.cpu_rows(v)
+        found = cpu[np.isin(t.name_id[cpu], sync_ids) & np.isin(t.kind[cpu], kinds)]
+        for r in found.tolist():
+            hit.add(v.index)
+            rows.append(ctx.evidence(r, v, f"blocks the host {us_text(int(t.dur_ns[r]))}"))
+    if not hit:
+        return []
+    names = sorted({e.name for e in rows})
+    return [Finding(
+        id="sync-in-region", severity="medium", region=ctx.region, instances=tuple(sorted(hit)),
+        title=f"host synchronisation inside {ctx.region} ({', '.join(names)})",
+        detail=f"{len(rows)} sync call(s) over {len(hit)} instance(s): the CPU waits for the "
+               "GPU, and the GPU then waits for the next launch",
+        evidence=limit(rows),
+        suggestion="move .item(), .cpu(), printing and explicit synchronize() out of the "
+                   "region; use non_blocking copies",
+    )]
+
+
+def launch_bound(ctx: RegionContext) -> list[Finding]:
+    """CPU time per instance above its GPU time: the host cannot keep the GPU busy."""
+    if not ctx.has_gpu:
+        return []
+    cpu = [v.cpu_ns for v in ctx.instances]
+    gpu = [v.device_ns for v in ctx.instances]
+    cpu_avg, gpu_avg = sum(cpu) / len(cpu), sum(gpu) / len(gpu)
+    if not gpu_avg or cpu_avg <= gpu_avg:
+        return []
+    hit = tuple(v.index for v, c, g in zip(ctx.instances, cpu, gpu, strict=True) if c > g)
+    rows = [ctx.evidence(v.row, v, f"CPU {us_text(c)}, GPU {us_text(g)}")
+            for v, c, g in zip(ctx.instances, cpu, gpu, strict=True)]
+    return [Finding(
+        id="launch-bound", severity="low", region=ctx.region, instances=hit,
+        title=f"launch-bound: {us_text(cpu_avg)} of CPU per instance for {us_text(gpu_avg)} of GPU",
+        detail=f"the host spends {cpu_avg / gpu_avg:.1f}x the GPU time issuing this region "
+               "(the profiler inflates CPU time: confirm without it)",
+        evidence=limit(rows),
+        suggestion="batch more work per call, or cut launch overhead with CUDA graphs "
+                   "(torch.compile mode='reduce-overhead')",
+    )]
+
+
+def _gaps(trace: Trace, rows: np.ndarray) -> tuple[float, float, int, float]:
+    """(idle ns, span ns, row after the largest gap, largest gap ns) of one instance's
+    GPU rows."""
+    if rows.size < 2:
+        return 0.0, float(trace.dur_ns[rows].sum()) if rows.size else 0.0, -1, 0.0
+    order = np.argsort(trace.ts_ns[rows], kind="stable")
+    rows = rows[order]
+    start = trace.ts_ns[rows]
+    reach = np.maximum.accumulate(start + trace.dur_ns[rows])
+    gaps = np.maximum(start[1:] - reach[:-1], 0)
+    k = int(np.argmax(gaps))
+    return float(gaps.sum()), float(reach[-1] - start[0]), int(rows[k + 1]), float(gaps[k])
+
+
+def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
+    """The GPU idles between the region's own events for a large share of its span."""
+    if not ctx.has_gpu:
+        return []
+    t = ctx.trace
+    stats = [(v, *_gaps(t, ctx.gpu_rows(v))) for v in ctx.instances]
+    idle = sum(s[1] for s in stats) / len(stats)
+    share = sum(s[1] / s[2] for s in stats if s[2]) / len(stats)
+    if share < GAP_MIN_SHARE or idle < GAP_MIN_US * 1e3:
+        return []
+    rows = [ctx.evidence(row, v, f"GPU idle {us_text(gap)} before this")
+            for v, _, _, row, gap in stats if row >= 0]
+    return [Finding(
+        id="gpu-idle-gaps", severity="low", region=ctx.region,
+        instances=tuple(v.index for v, i, s, _, _ in stats if s and i / s >= GAP_MIN_SHARE),
+        title=f"GPU idle {100 * share:.0f}% of the region's GPU span "
+              f"({us_text(idle)} per instance)",
+        detail="the GPU waits between this region's kernels for the host to launch the next",
+        evidence=limit(rows),
+        suggestion="fuse the small kernels (torch.compile) or capture the region in a CUDA "
+                   "graph; look for host work between launches",
+    )]
+
+
+def odd_instances(ctx: RegionContext) -> list[Finding]:
+    """Instances with another GPU event sequence, or a time far from the median."""
+    if len(ctx.instances) < 3:
+        return []
+    t = ctx.trace
+    found: list[Finding] = []
+    if ctx.has_gpu:
+        sigs = [tuple(t.name(r) for r in ctx.gpu_rows(v).tolist()) for v in ctx.instances]
+        common, _ = Counter(sigs).most_common(1)[0]
+        rows, hit = [], []
+        for v, sig in zip(ctx.instances, sigs, strict=True):
+            if sig == common:
+                continue
+            hit.append(v.index)
+            k = next((i for i, (a, b) in enumerate(zip(sig, common, strict=False)) if a != b),
+                     min(len(sig), len(common)))
+            gpu = ctx.gpu_rows(v)
+            row = int(gpu[k]) if k < gpu.shape[0] else v.row
+            rows.append(ctx.evidence(row, v, f"{len(sig)} GPU events, most instances have "
+                                               f"{len(common)}"))
+        if hit:
+            found.append(Finding(
+                id="odd-instance", severity="medium", region=ctx.region, instances=tuple(hit),
+                title=f"{len(hit)} instance(s) ran another kernel sequence",
+                detail="most instances launch the same GPU events; these differ (warm-up, "
+                       "autotuning, a recompile or a data-dependent path)",
+                evidence=limit(rows),
+                suggestion="profile after more warm-up steps, or look at what differs",
+            ))
+    basis = "GPU" if ctx.has_gpu else "CPU"
+    times = [v.device_ns if ctx.has_gpu else v.cpu_ns for v in ctx.instances]
+    median = statistics.median(times)
+    far = [(v, x) for v, x in zip(ctx.instances, times, strict=True)
+           if abs(x - median) > max(ODD_FRACTION * median, ODD_MIN_US * 1e3)]
+    if far:
+        found.append(Finding(
+            id="odd-instance", severity="medium", region=ctx.region,
+            instances=tuple(v.index for v, _ in far),
+            title=f"{len(far)} instance(s) with a {basis} time far from the median "
+                  f"({us_text(median)})",
+            detail=", ".join(f"#{v.index}: {us_text(x)}" for v, x in far),
+            evidence=limit([ctx.evidence(v.row, v,
+                                         f"{basis} {us_text(x)} vs median {us_text(median)}")
+                            for v, x in far]),
+            suggestion="exclude warm-up instances (profiler schedule warmup) and check for "
+                       "contention or clock changes",
+        ))
+    return found

@@ -1,0 +1,81 @@
+"""The launch chain of a GPU event: every op around the call that enqueued it.
+
+``Links`` answers "which runtime call launched this kernel, and which op was
+innermost around that call".  Explaining a kernel needs the whole chain, from
+the op the user wrote down to the call: ``aten::masked_fill > aten::clone >
+aten::copy_ > cudaMemcpyAsync`` says that a masked fill copies its input, where
+``aten::copy_`` alone does not.  The chain is read from the one op nesting the
+links use (``OpTree``, torch's stack rule), so the innermost op of every chain is
+exactly ``Links.op``.  Inside a region instance the chain starts at the
+outermost op inside it: an annotation region (``attn_fwd``) is not part of its
+own chains, an op region (``aten::scaled_dot_product_attention`` taken as the
+region) is, since it is the op that launched.
+
+The kernels listing, ``stats``, the findings' evidence, the timeline's details
+and the Regions view all take their chains from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from profiling.analysis.links import Links, OpTree
+from profiling.trace.model import Kind, Trace
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One GPU event and its launch chain (trace rows; ``chain`` is empty when the
+    launching call is not in the trace)."""
+
+    gpu_row: int
+    chain: tuple[int, ...]  # ops, outermost first, then the runtime/driver call
+
+    @property
+    def runtime_row(self) -> int:
+        """The runtime or driver call (cudaLaunchKernel, cudaMemcpyAsync, ...), -1 if none."""
+        return self.chain[-1] if self.chain else -1
+
+    @property
+    def op_chain(self) -> tuple[int, ...]:
+        """The ops of the chain, outermost first, without the call."""
+        return self.chain[:-1]
+
+    @property
+    def op_row(self) -> int:
+        """The innermost op around the launch (the op that launched it), -1 if none."""
+        return self.chain[-2] if len(self.chain) > 1 else -1
+
+
+def launch_chain(trace: Trace, links: Links, ops: OpTree, gpu_row: int,
+                 within: int = -1) -> tuple[int, ...]:
+    """Rows from the outermost op (inside region row ``within``, when given) down to
+    the runtime call that launched GPU row ``gpu_row``; () when it has no launch."""
+    call = int(links.launch[gpu_row])
+    if call < 0:
+        return ()
+    chain = [call]
+    if within >= 0:
+        lane = int(trace.lane[within])
+        start = int(trace.ts_ns[within])
+        end = start + int(trace.dur_ns[within])
+        keeps_itself = int(trace.kind[within]) == int(Kind.CPU_OP)
+    op = int(links.op[gpu_row])
+    while op >= 0:
+        if within >= 0:
+            if op == within:
+                if keeps_itself:
+                    chain.append(op)
+                break
+            inside = (int(trace.lane[op]) == lane and int(trace.ts_ns[op]) >= start
+                      and int(trace.ts_ns[op]) + int(trace.dur_ns[op]) <= end)
+            if not inside:
+                break
+        chain.append(op)
+        op = ops.parent(op)
+    return tuple(reversed(chain))
+
+
+def chain_names(trace: Trace, chain: tuple[int, ...]) -> tuple[str, ...]:
+    """The names along a chain (for JSON and for the views to format)."""
+    return tuple(trace.name(r) for r in chain)

@@ -1,0 +1,128 @@
+"""``AnalysedTrace``: every part is computed once per trace, whoever asks and from
+whichever thread, and every command and view reads the same parts."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from profiling.analysis import links as links_module
+from profiling.analysis import regions as regions_module
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.compare import compare_traces, implementations_by_region
+from profiling.analysis.findings import trace_findings
+from profiling.analysis.instance_kernels import instance_kernels
+from profiling.analysis.key_averages import key_averages
+from profiling.analysis.links import OpTree
+from profiling.analysis.stats import trace_stats
+from profiling.trace import load_trace
+from tui.compare_data import Source, compare_sources
+from tui.findings_data import find
+from tui.regions_data import kernel_rows, region_list
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces"
+NAIVE = SAMPLES / "naive.json.gz"
+
+
+def _counting(calls: Counter[str], name: str, fn: Callable[..., Any],
+              delay: float = 0.0) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls[name] += 1
+        if delay:
+            time.sleep(delay)  # widens the window two racing threads would share
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
+    """Counts every call of the expensive builders, through whatever module imported them."""
+    counter: Counter[str] = Counter()
+    originals = {
+        "link_gpu_events": links_module.link_gpu_events,
+        "find_regions": regions_module.find_regions,
+        "key_averages": key_averages,
+    }
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__name__", "")
+        if not name.startswith(("profiling.", "tui.")):
+            continue
+        for attr, fn in originals.items():
+            if getattr(module, attr, None) is fn:
+                monkeypatch.setattr(module, attr, _counting(counter, attr, fn, 0.01))
+    of = OpTree.of.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(OpTree, "of", classmethod(_counting(counter, "OpTree.of", of)))
+    yield counter
+
+
+def _every_consumer(a: AnalysedTrace) -> None:
+    """What the headless commands and the TUI views read of one trace."""
+    trace_stats(a)
+    compare_traces([a])
+    trace_findings(a)
+    implementations_by_region(a)
+    for inst in a.regions.instances:
+        instance_kernels(a, inst)
+    for region in region_list(a):
+        for inst in region.instances:
+            kernel_rows(a, inst)
+    find(a)
+    compare_sources([Source(a.trace.path, a)])
+
+
+@pytest.mark.skipif(not NAIVE.exists(), reason="no sample traces")
+def test_each_part_is_computed_once_for_every_command_and_view(calls: Counter[str]) -> None:
+    a = AnalysedTrace(load_trace(NAIVE, use_cache=False))
+    assert not calls
+    _every_consumer(a)
+    _every_consumer(a)  # asking again computes nothing
+    assert calls == {"link_gpu_events": 1, "find_regions": 1, "key_averages": 1, "OpTree.of": 1}
+    assert all(a.ready(p) for p in ("ops", "links", "regions", "key_averages", "copies"))
+
+
+@pytest.mark.skipif(not NAIVE.exists(), reason="no sample traces")
+def test_threads_asking_at_once_share_one_computation(calls: Counter[str]) -> None:
+    a = AnalysedTrace(load_trace(NAIVE, use_cache=False))
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def work(job: Callable[[AnalysedTrace], object]) -> None:
+        try:
+            start.wait()
+            job(a)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            errors.append(exc)
+
+    jobs = [trace_stats, trace_findings, compare_traces_of, region_list]
+    threads = [threading.Thread(target=work, args=(job,)) for job in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert calls["link_gpu_events"] == 1 and calls["find_regions"] == 1
+    assert calls["OpTree.of"] == 1
+
+
+def compare_traces_of(a: AnalysedTrace) -> object:
+    return compare_traces([a])
+
+
+def test_parts_can_be_given_ready_made(tmp_path: Path) -> None:
+    """A stored analysis (the sidecar index, later) is handed back and not recomputed."""
+    from tests.test_compare_fixtures import variant_doc, write_doc
+
+    trace = load_trace(write_doc(tmp_path / "n.json", variant_doc("naive")))
+    first = AnalysedTrace(trace)
+    again = AnalysedTrace(trace, ops=first.ops, links=first.links, regions=first.regions)
+    assert again.ready("links") and again.regions is first.regions
+    assert trace_stats(again) == trace_stats(first)
+    with pytest.raises(TypeError):
+        AnalysedTrace(trace, linkz=first.links)

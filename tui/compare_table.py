@@ -1,0 +1,64 @@
+"""The ``attn-tui compare`` table's cells: ``profiling.analysis.compare``'s numbers as text.
+
+The analysis returns numbers; the command line (rich and markdown tables) and
+the TUI's Compare view both print them through ``table_rows`` here, so a figure
+reads the same wherever it is shown.  Times go through ``tui.fmt.fmt_ns``, the
+one readable-duration formatter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from profiling.analysis.compare import RegionComparison, TraceComparison
+from tui.fmt import fmt_ns
+
+COLUMNS: tuple[str, ...] = (
+    "trace", "region", "implementation", "inst", "CPU/inst", "GPU/inst", "vs first",
+    "kernels", "memcpy", "memset", "GFLOP", "TFLOP/s", "% peak", "self CPU", "self GPU",
+)
+"""Column headers of ``table_rows`` (every cell is a plain string; '' is unknown)."""
+
+NUMERIC_COLUMNS = frozenset(COLUMNS[3:])
+"""Columns that hold numbers (right-aligned, never cut)."""
+
+
+def time_cell(us: float | None) -> str:
+    """A time given in µs, with a readable unit (``95.9 µs``, ``1.07 ms``); '' when unknown."""
+    return "" if us is None else fmt_ns(us * 1000.0)
+
+
+def number_cell(value: float | None, digits: int = 3) -> str:
+    """A count or average: whole numbers as integers, others to ``digits`` significant."""
+    if value is None:
+        return ""
+    if value == int(value) and abs(value) < 1e6:
+        return str(int(value))
+    return f"{value:.{digits}g}"
+
+
+def cells(item: TraceComparison, reg: RegionComparison) -> list[str]:
+    """One row of ``COLUMNS`` cells for one region of one trace."""
+    return [
+        item.label,
+        reg.region,
+        reg.implementation.name,
+        str(reg.instances),
+        time_cell(reg.cpu_time_avg_us),
+        time_cell(reg.device_time_avg_us) if reg.kernels_per_instance or reg.device_time_avg_us
+        else "",
+        f"{reg.time_ratio_to_first:.2f}x" if reg.time_ratio_to_first is not None else "",
+        number_cell(reg.kernels_per_instance),
+        number_cell(reg.memcpy_per_instance),
+        number_cell(reg.memset_per_instance),
+        f"{reg.flops_per_instance / 1e9:.3g}" if reg.flops_per_instance else "",
+        f"{reg.tflops:.1f}" if reg.tflops is not None else "",
+        f"{100 * reg.peak_share:.1f}%" if reg.peak_share is not None else "",
+        time_cell(item.self_cpu_time_total_us),
+        time_cell(item.self_device_time_total_us) if item.self_device_time_total_us else "",
+    ]
+
+
+def table_rows(items: Sequence[TraceComparison]) -> list[list[str]]:
+    """One row of ``COLUMNS`` cells per (trace, region), in input order."""
+    return [cells(item, reg) for item in items for reg in item.regions.values()]
