@@ -7,12 +7,12 @@ from textual.containers import Vertical
 
 from tui.guard import ReportsErrors
 from tui.timeline_model import TimelineModel
-from tui.widgets.details import Details
+from tui.widgets.details import Details, DetailsKeys
 from tui.widgets.ruler import Ruler
 from tui.widgets.timeline import Timeline
 
 
-class TimelineView(ReportsErrors, Vertical):
+class TimelineView(ReportsErrors, DetailsKeys, Vertical):  # DetailsKeys: i, y
     def __init__(self, model: TimelineModel, **kwargs) -> None:
         super().__init__(**kwargs)
         self.model = model
