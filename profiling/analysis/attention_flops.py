@@ -87,7 +87,9 @@ ATTENTION_OPS: dict[str, _OpSpec] = {
 }
 """Attention ops whose ``Input Dims`` give the shape: layout of q/k/v and where is_causal is."""
 
-_MATMUL_OPS = ("aten::matmul", "aten::bmm")
+_SHAPED_MATMUL_OPS = ("aten::matmul", "aten::bmm")
+"""Matmul ops whose ``Input Dims`` are read as attention's QK^T and PV (their shapes
+give S, Sk, D); not ``implementations._MATMUL_OPS``, every op that means "a matmul"."""
 _MASK_OPS = ("aten::triu", "aten::tril", "aten::triu_", "aten::tril_")
 
 
@@ -273,7 +275,7 @@ def shape_from_matmuls(trace: Trace, rows: Rows) -> AttentionShape | None:
     The matmuls compute every score, masked or not, so the FLOPs counted are the
     full ``S x Sk`` work unless a triu/tril in the region shows the mask is causal.
     """
-    mats = _outermost(trace, rows, _MATMUL_OPS)
+    mats = _outermost(trace, rows, _SHAPED_MATMUL_OPS)
     dims = [trace.args(r).get("Input Dims") for r in mats]
     dtype = None
     for i in range(len(mats) - 1):
