@@ -22,7 +22,8 @@ from profiling.trace.model import Kind, Trace
 class CopyStats:
     """One Memcpy/Memset name (``Memcpy HtoD (Pageable -> Device)``, ...).
 
-    ``launched_by`` lists the names of the ops around the launching calls,
+    ``launched_by`` lists the names of the ops around the launching calls (the
+    innermost op of each launch chain, ``Links.op``, as ``launch_chain`` ends),
     most frequent first (``"(unknown)"`` for orphans); ``regions`` the region
     group keys the launches fell in, in order of first appearance.
     """
