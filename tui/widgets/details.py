@@ -23,7 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui.details import chain_of, copy_text, describe, event_json
+from tui.details import copy_text, describe, event_json
 from tui.guard import ReportsErrors
 from tui.names import visible
 from tui.timeline_model import TimelineModel
@@ -138,10 +138,11 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
 
     @staticmethod
     def _chain(model: TimelineModel, launch: int) -> list[str]:
-        """The launch chain's names (outermost op first, the call last), when known."""
+        """The launch chain's names (outermost op first, the call last), when known: the
+        analysis's one chain (``profiling.analysis.launch_chain`` via ``LinkLookup``)."""
         if launch < 0:
             return []
-        return chain_of(model.trace, launch, model.links.ancestors(launch))
+        return [model.trace.name(r) for r in model.links.chain_of(model.selected)]
 
     def event_text(self) -> str | None:
         """The selected event as the JSON ``y`` copies (None: nothing selected)."""
