@@ -352,8 +352,6 @@ def test_every_option_of_every_subcommand_has_help() -> None:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name, p in [("attn-tui", parser), *sub.choices.items()]:
         for action in p._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                continue
             assert action.help and action.help.strip(), (name, action.dest)
 
 

@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Explore PyTorch profiler traces of attention in the terminal.",
     )
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                help="one of these ('attn-tui COMMAND --help' for its options)")
     sub.required = True
     _capture_parser(sub)
 
