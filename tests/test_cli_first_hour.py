@@ -446,3 +446,29 @@ def test_error_logs_go_to_the_platform_log_folder(tmp_path: Path, monkeypatch) -
     assert first == Path(platformdirs.user_log_dir("attn-tui", appauthor=False))
     if sys.platform.startswith("linux"):
         assert first.is_relative_to(tmp_path / "state")
+
+
+def test_settle_waits_for_a_small_files_first_checks_but_not_a_big_ones(tmp_path: Path) -> None:
+    from tui.preload import BIG_BYTES, _Load
+
+    small = tmp_path / "small.json"
+    small.write_text("{}")
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.truncate(BIG_BYTES)
+    release = threading.Event()
+
+    def stuck(path: str, progress: Any = None, *, no_cache: bool = False) -> Any:
+        progress("read", 0.0)  # still in its first checks
+        release.wait(30)
+        return object()
+
+    loads = [_Load(str(small), False, stuck), _Load(str(big), False, stuck)]
+    try:
+        assert loads[0].decided() is False  # settle waits for it: it may fail at once
+        assert loads[1].decided() is True  # a big file's first scan is not waited for
+    finally:
+        release.set()
+    for load in loads:
+        assert load.wait(None) is not None
+        assert load.decided()

@@ -20,6 +20,9 @@ from tui.session import Progress, Session, error_line, load_session
 THREAD_PREFIX = "attn-tui load "
 """As ``tui.commands.open.LOADER_THREAD_PREFIX``: quitting does not wait for these threads."""
 
+BIG_BYTES = 4 << 20
+"""From this size on, ``Preloads.settle`` does not wait for a file's first scan."""
+
 
 class _Load:
     """One file's load on its own thread, replaying progress to whoever waits."""
@@ -32,6 +35,10 @@ class _Load:
         self._lock = threading.Lock()
         self._last: tuple[str, float] | None = None
         self._listener: Progress | None = None
+        try:
+            self.big = os.stat(path).st_size >= BIG_BYTES
+        except OSError:
+            self.big = False  # the load says what is wrong, at once
         name = f"{THREAD_PREFIX}(early) {path}"
         self._thread = threading.Thread(
             target=self._run, args=(load, no_cache), name=name, daemon=True
@@ -54,11 +61,13 @@ class _Load:
             listener(stage, fraction)
 
     def decided(self) -> bool:
-        """Done, or past the first checks (the file opened and its text looked like JSON):
-        a load that gets this far is a trace worth starting the app for."""
+        """Done, past the first checks (its first scan found the events), or big: the
+        app is worth starting for such a file, and should not wait for a big one's
+        first scan (a second on a GB).  If a big file fails after all, the app shows
+        the error and ``open`` still exits 2 when nothing loaded."""
         with self._lock:
             last = self._last
-        return self.done.is_set() or (last is not None and last != ("read", 0.0))
+        return self.big or self.done.is_set() or (last is not None and last != ("read", 0.0))
 
     def wait(self, progress: Progress | None) -> Session:
         """The session (or the load's exception), reporting progress meanwhile."""
