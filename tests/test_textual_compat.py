@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,14 @@ from textual.message_pump import MessagePump
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.guard import BROKEN_NOTE, STRICT_ENV, ReportingApp, ReportsErrors
+from tui.guard import (
+    BROKEN_NOTE,
+    HOOKS_MATCH,
+    STRICT_ENV,
+    ReportingApp,
+    ReportsErrors,
+    textual_hooks_match,
+)
 
 # (owner, method): (parameter names, coroutine function), as in Textual 8.2.8
 RECORDED = {
@@ -53,6 +62,36 @@ def test_the_guard_overrides_exactly_those() -> None:
                   if name.startswith("_") and not name.startswith("__")
                   and callable(vars(cls)[name])}
     assert overridden <= {name for _, name in RECORDED}, overridden
+
+
+def test_the_installed_textual_matches() -> None:
+    assert HOOKS_MATCH and "_dispatch_message" in vars(ReportsErrors)
+
+
+def test_a_changed_signature_is_noticed(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def changed(self: MessagePump, message: Message, context: object) -> None: ...
+
+    monkeypatch.setattr(MessagePump, "_dispatch_message", changed)
+    assert not textual_hooks_match()
+    monkeypatch.delattr(MessagePump, "_dispatch_message")
+    assert not textual_hooks_match()
+
+
+_CHANGED_TEXTUAL = """
+from textual.app import App
+App._handle_exception = lambda self, error, where: None  # a Textual that changed it
+import tui.guard as g
+print(g.HOOKS_MATCH, sorted(n for c in (g.ReportsErrors, g.ReportingApp) for n in vars(c)
+                            if n in ("_dispatch_message", "_handle_exception")))
+"""
+
+
+def test_under_a_changed_textual_the_overrides_are_left_out() -> None:
+    """Plain Textual behaviour (a bug ends the app) rather than every message failing."""
+    proc = subprocess.run([sys.executable, "-c", _CHANGED_TEXTUAL], capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "[]"]
 
 
 class Boom(Message):

@@ -24,10 +24,14 @@ messages our widgets handle) or that keeps the app from exiting on one.
 They were recorded on Textual 8.2.8 (the version tests/constraints.txt pins);
 tests/test_textual_compat.py fails, naming the method, the day a release changes
 their signatures or stops routing errors through them, so moving the pin checks them.
+Under another Textual whose methods do not look as recorded (the package allows any
+8.x), the overrides are left out: bugs end the app as in plain Textual, rather than
+every message failing on a changed signature.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 from typing import Any
@@ -35,7 +39,9 @@ from typing import Any
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.app import App
 from textual.geometry import Region
+from textual.message_pump import MessagePump
 from textual.strip import Strip
 
 from tui.error_log import ErrorLog
@@ -150,3 +156,24 @@ class ReportingApp(ReportsErrors):
             self.report_error(error, "the app")
             return
         super()._handle_exception(error)  # type: ignore[misc]
+
+
+def textual_hooks_match() -> bool:
+    """Whether this Textual's overridden private methods look as they did in 8.2.8."""
+    try:
+        dispatch = inspect.signature(MessagePump._dispatch_message)
+        handle = inspect.signature(App._handle_exception)
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return (
+        list(dispatch.parameters) == ["self", "message"]
+        and inspect.iscoroutinefunction(MessagePump._dispatch_message)
+        and list(handle.parameters) == ["self", "error"]
+        and not inspect.iscoroutinefunction(App._handle_exception)
+    )
+
+
+HOOKS_MATCH = textual_hooks_match()
+if not HOOKS_MATCH:  # an unrecorded Textual: plain Textual behaviour (render_lines is public)
+    del ReportsErrors._dispatch_message, ReportingApp._dispatch_message
+    del ReportingApp._handle_exception
