@@ -262,8 +262,10 @@ def _where(trace: Trace, row: int, kind: Kind) -> list[Row]:
     where = visible(lane.label or str(lane.tid))
     if group is not None and group.label:
         where = f"{visible(group.label)} › {where}"
-    ids = [f"{what} {visible(str(v))}" for what, v in (("pid", lane.pid), ("tid", lane.tid))
-           if f"{what} {visible(str(v))}" not in where and f" {visible(str(v))}" not in where]
+    pid, tid = visible(str(lane.pid)), visible(str(lane.tid))
+    ids = [] if f"pid {pid}" in where else [f"pid {pid}"]
+    if not {f"thread {tid}", f"stream {tid}"} & set(_words2(where)) and where != tid:
+        ids.append(f"tid {tid}")
     if ids:
         where += f" ({', '.join(ids)})"
     stream = int(trace.stream[row])
@@ -273,6 +275,12 @@ def _where(trace: Trace, row: int, kind: Kind) -> list[Row]:
     if kind not in GPU_KINDS and kind not in (Kind.INSTANT, Kind.FLOW):
         rows.append(("depth", f"{int(trace.depth[row])} (0: outermost on its lane)"))
     return rows
+
+
+def _words2(text: str) -> list[str]:
+    """Every pair of neighbouring words (``"stream 7"``): to see if a label names an id."""
+    words = text.replace("(", " ").replace(")", " ").split()
+    return [f"{a} {b}" for a, b in zip(words, words[1:])]
 
 
 def _links(

@@ -32,8 +32,9 @@ HINT = (
     "No event selected: h/l (or click) select events on the cursor row, j/k move rows, "
     "⏎ folds, w/s zoom, a/d pan, ? shows every key."
 )
-LABEL_CELLS = 14
-"""Width of the label column; a longer label (an odd arg name) takes what it needs."""
+LABEL_MIN_CELLS = 12
+"""The label column is as wide as the longest label, up to a quarter of the panel
+(at least this); a longer label (an odd arg name) takes what it needs."""
 
 TITLE = "details · i expand · y copy JSON · tab, then ↑↓ scroll"
 TITLE_EXPANDED = "details · ↑↓ j/k pgup/pgdn scroll · i / esc back · y copy JSON"
@@ -170,9 +171,10 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
     def toggle_expanded(self) -> None:
         self.set_expanded(not self.expanded)
 
-    def set_expanded(self, expanded: bool) -> None:
+    def set_expanded(self, expanded: bool, refocus: bool = True) -> None:
         """Expanded, the panel fills its view and takes the focus (so the keys scroll
-        it); collapsed, it goes back under the timeline and the focus goes back."""
+        it); collapsed, it goes back under the timeline and (``refocus``) the focus
+        goes back to where it was."""
         if expanded == self.expanded:
             return
         self.expanded = expanded
@@ -187,7 +189,7 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
             if self.screen.focused is not self:
                 self._back_to = self.screen.focused
             self.focus()
-        else:
+        elif refocus:
             self._leave_focus()
         self.border_title = TITLE_EXPANDED if expanded else TITLE
 
@@ -205,6 +207,13 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
             back.focus()
         elif self.has_focus:
             self.screen.focus_previous()
+
+    def on_hide(self) -> None:
+        """Another view took the screen: collapse, so the timeline is back (and can
+        take the focus) when its view returns."""
+        if self.expanded:
+            self._back_to = None
+            self.set_expanded(False, refocus=False)  # the view shown now owns the focus
 
     def on_focus(self) -> None:
         if not self.expanded:
@@ -235,7 +244,7 @@ def layout(lines: list[tuple[str, str]]) -> Text:
     """Label/value rows as one ``Text``: labels right-aligned in a column, values
     folded under their start when they wrap."""
     text = Text(no_wrap=False, overflow="fold")
-    width = min(max(len(k) for k, _ in lines), LABEL_CELLS)
+    width = min(max(len(k) for k, _ in lines), LABEL_MIN_CELLS)
     for i, (key, value) in enumerate(lines):
         if i:
             text.append("\n")
@@ -248,7 +257,8 @@ def wrap_rows(console: Console, lines: list[tuple[str, str]], width: int) -> lis
     """Rows as screen lines ``width`` cells wide: the label right-aligned in its
     column, the value beside it and, when it wraps, continued under itself."""
     out: list[Strip] = []
-    label_width = min(max((cell_len(k) for k, _ in lines), default=0), LABEL_CELLS)
+    cap = max(LABEL_MIN_CELLS, (width + 3) // 4)
+    label_width = min(max((cell_len(k) for k, _ in lines), default=0), cap)
     for key, value in lines:
         label = " " * max(label_width - cell_len(key), 0) + key + "  "
         indent = cell_len(label)
