@@ -280,7 +280,7 @@ def _where(trace: Trace, row: int, kind: Kind) -> list[Row]:
 def _words2(text: str) -> list[str]:
     """Every pair of neighbouring words (``"stream 7"``): to see if a label names an id."""
     words = text.replace("(", " ").replace(")", " ").split()
-    return [f"{a} {b}" for a, b in zip(words, words[1:])]
+    return [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
 
 
 def _links(
