@@ -202,12 +202,6 @@ def arg_rows(args: dict[str, Any]) -> list[Row]:
 
 # ---------- the event ----------
 
-def chain_of(trace: Trace, launch: int, ancestors: Sequence[int]) -> list[str]:
-    """The launch chain's names, outermost first: the slices around the launch call
-    (``ancestors``, innermost first, as ``Links.ancestors`` gives them), then the call."""
-    return [trace.name(int(a)) for a in reversed(ancestors)] + [trace.name(launch)]
-
-
 def describe(
     trace: Trace,
     row: int,
@@ -220,7 +214,7 @@ def describe(
 ) -> list[Row]:
     """Label/value rows for the event at ``row``: what and where it is, its exact
     times, its links across the CPU/GPU boundary (``chain``: the launch chain's
-    names, outermost first, as ``chain_of`` gives them; ``inside``: the names of
+    names, outermost first, as ``LinkLookup.chain_of`` gives them; ``inside``: the names of
     the slices around a CPU event, outermost first), then every arg."""
     origin = trace.start_ns if origin is None else origin
     kind = Kind(int(trace.kind[row]))

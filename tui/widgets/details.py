@@ -72,6 +72,7 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
         self._back_to: Widget | None = None
         self._text = Text()
         self._rows: list[tuple[str, str]] | None = None
+        self._shown: tuple[int, int, bool] | None = None
         self._lines: list[Strip] = []
         self._wrapped_at = -1
         self.border_title = TITLE
@@ -123,8 +124,14 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
     # ---- content ----
 
     def show(self, model: TimelineModel) -> None:
-        self.model = model
+        """Describe the model's selected event; called on every change of the timeline,
+        so a pan or zoom that keeps the selection (and the links' state) costs nothing."""
         row = model.selected
+        key = (id(model), row, bool(getattr(model.links, "ready", True)))
+        if key == self._shown:
+            return
+        self._shown = key
+        self.model = model
         if row != self.row:
             self.scroll_home(animate=False)
         self.row = row
