@@ -126,3 +126,55 @@ def test_parts_can_be_given_ready_made(tmp_path: Path) -> None:
     assert trace_stats(again) == trace_stats(first)
     with pytest.raises(TypeError):
         AnalysedTrace(trace, linkz=first.links)
+
+
+def test_launch_chains_inside_regions_and_out(write_trace) -> None:
+    """One builder: the ops around the call, outermost first, then the call; an annotation
+    region and a profiler step stay out of their own chains, an op region stays in."""
+    from tests.test_analysis_links import call, gpu, op, row
+
+    events = [
+        op("ProfilerStep#1", 0, 1000),  # old-style step: a cpu_op
+        op("attn_fwd", 100, 400, cat="user_annotation"),
+        op("aten::masked_fill", 110, 100),
+        op("## mask ##", 115, 90, cat="user_annotation"),
+        op("aten::clone", 120, 60),
+        op("aten::copy_", 130, 40),
+        call("cudaMemcpyAsync", 140, 5, corr=1),
+        call("cudaLaunchKernel", 250, 5, corr=2),  # directly in attn_fwd
+        op("aten::scaled_dot_product_attention", 300, 100),
+        op("aten::_flash_attention_forward", 310, 80),
+        call("cudaLaunchKernel", 320, 5, corr=3),
+        gpu("Memcpy DtoD (Device -> Device)", 600, 5, corr=1, cat="gpu_memcpy"),
+        gpu("bare_kernel", 610, 5, corr=2),
+        gpu("flash_fwd", 620, 5, corr=3),
+        gpu("orphan", 630, 5, corr=99),
+    ]
+    a = AnalysedTrace(load_trace(write_trace(events)))
+    t = a.trace
+
+    def names(chain: tuple[int, ...]) -> list[str]:
+        return [t.name(r) for r in chain]
+
+    memcpy, bare, flash = row(t, "Memcpy DtoD (Device -> Device)"), row(t, "bare_kernel"), \
+        row(t, "flash_fwd")
+    attn, step, sdpa = row(t, "attn_fwd"), row(t, "ProfilerStep#1"), \
+        row(t, "aten::scaled_dot_product_attention")
+    assert names(a.launch_chain(memcpy, attn)) == [
+        "aten::masked_fill", "## mask ##", "aten::clone", "aten::copy_", "cudaMemcpyAsync"]
+    assert names(a.launch_chain(memcpy)) == [
+        "ProfilerStep#1", "attn_fwd", "aten::masked_fill", "## mask ##", "aten::clone",
+        "aten::copy_", "cudaMemcpyAsync"]
+    assert names(a.launch_chain(bare, attn)) == ["cudaLaunchKernel"]
+    assert names(a.launch_chain(bare, step)) == ["attn_fwd", "cudaLaunchKernel"]
+    assert names(a.launch_chain(flash, sdpa)) == [
+        "aten::scaled_dot_product_attention", "aten::_flash_attention_forward",
+        "cudaLaunchKernel"]
+    assert a.launch_chain(row(t, "orphan")) == ()
+    # the innermost op of every chain is the links' own answer
+    for g in (memcpy, bare, flash):
+        chain = a.launch_chain(g)
+        assert chain[-2] == a.links.op[g] and chain[-1] == a.links.launch[g]
+    [inst] = a.instances("attn_fwd")
+    assert [lc.gpu_row for lc in a.launches(inst)] == [memcpy, bare, flash]
+    assert a.launches(inst)[0].op_row == row(t, "aten::copy_")

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable
 
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.findings import EvidenceRow
 from profiling.trace import load_trace
 from profiling.trace.model import Kind
 from tui.app import AttnTuiApp
 from tui.blocks import hbar, sparkline
 from tui.compare_data import Source, chart_lines, compare_sources, rows
-from profiling.analysis.analysed import AnalysedTrace
 from tui.findings_data import evidence_cells
 from tui.links import chain_text
 from tui.widgets.compare_chart import CompareChart

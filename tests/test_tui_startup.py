@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.errors import TraceError
 from tests.fixtures.synthetic import naive_like_doc, write_doc
 from tui.app import AttnTuiApp
-from profiling.analysis.analysed import AnalysedTrace
 from tui.preload import Preloads
 from tui.session import Session, load_session
 from tui.widgets.regions_view import RegionsView

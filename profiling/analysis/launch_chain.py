@@ -7,9 +7,10 @@ aten::copy_ > cudaMemcpyAsync`` says that a masked fill copies its input, where
 ``aten::copy_`` alone does not.  The chain is read from the one op nesting the
 links use (``OpTree``, torch's stack rule), so the innermost op of every chain is
 exactly ``Links.op``.  Inside a region instance the chain starts at the
-outermost op inside it: an annotation region (``attn_fwd``) is not part of its
-own chains, an op region (``aten::scaled_dot_product_attention`` taken as the
-region) is, since it is the op that launched.
+outermost op inside it: an annotation region (``attn_fwd``, or a profiler step,
+whichever way the trace spells it) is not part of its own chains, an op region
+(``aten::scaled_dot_product_attention`` taken as the region) is, since it is the
+op that launched.
 
 The kernels listing, ``stats``, the findings' evidence, the timeline's details
 and the Regions view all take their chains from here.
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from profiling.analysis.links import Links, OpTree
+from profiling.analysis.regions import STEP_PREFIX
 from profiling.trace.model import Kind, Trace
 
 
@@ -59,7 +61,8 @@ def launch_chain(trace: Trace, links: Links, ops: OpTree, gpu_row: int,
         lane = int(trace.lane[within])
         start = int(trace.ts_ns[within])
         end = start + int(trace.dur_ns[within])
-        keeps_itself = int(trace.kind[within]) == int(Kind.CPU_OP)
+        keeps_itself = (int(trace.kind[within]) == int(Kind.CPU_OP)
+                        and not trace.name(within).startswith(STEP_PREFIX))
     op = int(links.op[gpu_row])
     while op >= 0:
         if within >= 0:
