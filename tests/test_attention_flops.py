@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.attention_flops import (
     AttentionShape,
     attention_work,
@@ -16,7 +17,6 @@ from profiling.analysis.attention_flops import (
     tflops_per_second,
     work_from_ops,
 )
-from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.device_peaks import (
     device_names,
     dtype_family,
