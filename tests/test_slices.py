@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from profiling.analysis.slices import parse_time_ns, union_ns
+from profiling.analysis.slices import overlap_ns, parse_time_ns, union_ns
+from profiling.trace import load_trace
+from profiling.trace.model import Kind
 from tests.conftest import SAMPLE_TRACES, needs_real_traces, real_trace_files
 from tests.test_analysis_links import call, gpu, op
 from tui.cli import main
@@ -265,3 +267,25 @@ def test_union_of_intervals_against_a_sweep():
         for a, b in zip(starts, ends, strict=True):
             covered[a:b] = True
         assert union_ns(starts, ends) == int(covered.sum())
+
+
+@pytest.mark.parametrize("path", [SAMPLE_TRACES / "sdpa_math.json.gz",
+                                  *[p for p in real_trace_files() if "resnet50" in p.name]],
+                         ids=lambda p: p.name[:30])
+def test_lane_bounded_search_finds_what_a_full_scan_finds(path: Path):
+    """``overlap_ns`` looks only between each lane's bounds; on many small and large
+    ranges it must find exactly the rows a scan of every event finds."""
+    trace = load_trace(path, use_cache=False)
+    ts, end = trace.ts_ns, trace.ts_ns + trace.dur_ns
+    rng = np.random.default_rng(3)
+    span = int(end.max() - ts.min())
+    for _ in range(40):
+        lo = trace.start_ns + int(rng.integers(0, span))
+        hi = lo + int(rng.choice([1, 1_000, 50_000, span // 10, span]))
+        rows, start, stop = overlap_ns(trace, lo, hi)
+        zero = trace.dur_ns == 0
+        want = np.where(zero, (ts >= lo) & (ts <= hi), (ts < hi) & (end > lo))
+        want &= trace.kind != Kind.FLOW
+        assert rows.tolist() == np.flatnonzero(want).tolist()
+        assert (start == np.maximum(ts[rows], lo)).all()
+        assert (stop == np.minimum(end[rows], hi)).all()

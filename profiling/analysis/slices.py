@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from profiling.analysis.ranges import concat_ranges
 from profiling.trace.model import GPU_KINDS, Kind, LaneKind, Trace
 
 _GPU_KIND_TABLE = np.zeros(256, dtype=bool)
@@ -60,7 +61,7 @@ class SliceRow:
 
     name: str
     lane_kind: str
-    kind: str  # the event kind of the name's first event (kernel, cpu_op, memcpy, ...)
+    kind: str  # the event kind of the name's events (kernel, cpu_op, memcpy, ...)
     count: int
     total_ns: int
     min_ns: int
@@ -128,26 +129,53 @@ def trace_span_ns(trace: Trace) -> int:
     return trace.end_ns_max - trace.start_ns if len(trace) else 0
 
 
-def lane_kind_codes(trace: Trace) -> np.ndarray:
-    """Per row, the index of its lane's kind in ``LANE_KINDS`` (uint8)."""
+def lane_kind_codes(trace: Trace, rows: np.ndarray) -> np.ndarray:
+    """For each of ``rows``, the index of its lane's kind in ``LANE_KINDS`` (uint8)."""
     per_lane = np.array([LANE_KINDS.index(lane.kind) for lane in trace.lanes] or [0],
                         dtype=np.uint8)
-    return per_lane[trace.lane] if len(trace) else np.zeros(0, dtype=np.uint8)
+    return per_lane[trace.lane[rows]]
 
 
-def overlap_ns(trace: Trace, lo_ns: int, hi_ns: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows that count in the absolute range ``[lo_ns, hi_ns]`` and their overlap.
+def candidate_rows(trace: Trace, lo_ns: int, hi_ns: int) -> np.ndarray | None:
+    """Rows that may overlap ``[lo_ns, hi_ns]`` (absolute ns), found from each lane's
+    sorted starts: from the first that could still reach ``lo_ns`` (its lane's
+    longest event decides how far back that is) to the last starting by ``hi_ns``.
+    ``None`` when that is most of the trace (then a plain pass is cheaper)."""
+    first, last = trace.lane_start[:-1], trace.lane_start[1:]
+    lanes = np.flatnonzero(last > first)
+    if lanes.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    longest = np.maximum.reduceat(trace.dur_ns, first[lanes])
+    lo = np.empty(lanes.size, dtype=np.int64)
+    hi = np.empty(lanes.size, dtype=np.int64)
+    for i, lane in enumerate(lanes.tolist()):  # per lane, not per event
+        a, b = int(first[lane]), int(last[lane])
+        ts = trace.ts_ns[a:b]
+        lo[i] = a + int(np.searchsorted(ts, lo_ns - int(longest[i]), "left"))
+        hi[i] = a + int(np.searchsorted(ts, hi_ns, "right"))
+    if int(np.maximum(hi - lo, 0).sum()) > len(trace) // 2:
+        return None
+    return concat_ranges(lo, hi)
+
+
+def overlap_ns(trace: Trace, lo_ns: int, hi_ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows that count in the absolute range ``[lo_ns, hi_ns]``, and their start
+    and end clipped to it.
 
     A slice counts when it overlaps the range by more than nothing; an event of no
     duration (an instant, a zero-length slice) counts when it lies inside it,
     ends included.  Flows are arrows, not events, and never count."""
-    ts, dur = trace.ts_ns, trace.dur_ns
+    cand = candidate_rows(trace, lo_ns, hi_ns)
+    if cand is None:
+        ts, dur, kind = trace.ts_ns, trace.dur_ns, trace.kind
+    else:
+        ts, dur, kind = trace.ts_ns[cand], trace.dur_ns[cand], trace.kind[cand]
     end = ts + dur
     hits = np.where(dur > 0, (ts < hi_ns) & (end > lo_ns), (ts >= lo_ns) & (ts <= hi_ns))
-    hits &= trace.kind != Kind.FLOW
-    rows = np.flatnonzero(hits)
-    clipped = np.minimum(end[rows], hi_ns) - np.maximum(ts[rows], lo_ns)
-    return rows, np.maximum(clipped, 0)
+    hits &= kind != np.uint8(Kind.FLOW)
+    at = np.flatnonzero(hits)
+    rows = at if cand is None else cand[at]
+    return rows, np.maximum(ts[at], lo_ns), np.minimum(end[at], hi_ns)
 
 
 def union_ns(starts: np.ndarray, ends: np.ndarray) -> int:
@@ -180,11 +208,11 @@ def slice_summary(
     if len(trace) == 0 or hi < lo:
         return summary
     origin = trace.start_ns
-    rows, clipped = overlap_ns(trace, origin + lo, origin + hi)
-    kinds = trace.kind[rows]
-    _gpu_figures(summary, trace, rows, kinds, clipped)
+    rows, start, end = overlap_ns(trace, origin + lo, origin + hi)
+    clipped = np.maximum(end - start, 0)
+    _gpu_figures(summary, trace.kind[rows], start, end, clipped)
 
-    lane_kind = lane_kind_codes(trace)[rows]
+    lane_kind = lane_kind_codes(trace, rows)
     if lanes != "all":
         keep = lane_kind == LANE_KINDS.index(lanes)
         rows, clipped, lane_kind = rows[keep], clipped[keep], lane_kind[keep]
@@ -194,18 +222,13 @@ def slice_summary(
 
 
 def _gpu_figures(
-    summary: SliceSummary, trace: Trace, rows: np.ndarray, kinds: np.ndarray, clipped: np.ndarray
+    summary: SliceSummary, kinds: np.ndarray, start: np.ndarray, end: np.ndarray,
+    clipped: np.ndarray,
 ) -> None:
     """GPU busy time (union, so overlapping streams count once) and copy totals."""
     on_gpu = _GPU_KIND_TABLE[kinds]
-    gpu_rows = rows[on_gpu]
-    starts = trace.ts_ns[gpu_rows]
-    origin = trace.start_ns
-    lo, hi = origin + summary.from_ns, origin + summary.to_ns
-    summary.gpu_busy_ns = union_ns(
-        np.maximum(starts, lo), np.minimum(starts + trace.dur_ns[gpu_rows], hi)
-    )
-    memcpy, memset = kinds == Kind.MEMCPY, kinds == Kind.MEMSET
+    summary.gpu_busy_ns = union_ns(start[on_gpu], end[on_gpu])
+    memcpy, memset = kinds == np.uint8(Kind.MEMCPY), kinds == np.uint8(Kind.MEMSET)
     summary.memcpy_count, summary.memcpy_ns = int(memcpy.sum()), int(clipped[memcpy].sum())
     summary.memset_count, summary.memset_ns = int(memset.sum()), int(clipped[memset].sum())
 
@@ -227,14 +250,14 @@ def _group(
     np.minimum.at(low, key, clipped)
     high = np.zeros(size, dtype=np.int64)
     np.maximum.at(high, key, clipped)
-    first = np.full(size, rows.size, dtype=np.int64)
-    np.minimum.at(first, key, np.arange(rows.size, dtype=np.int64))
+    kind_of = np.zeros(size, dtype=np.uint8)
+    kind_of[key] = trace.kind[rows]  # one of the group's kinds (a name rarely has two)
 
     present = np.flatnonzero(count)
     order = np.lexsort((present // n_kinds, -total[present], present % n_kinds))
     out = []
     for k in present[order]:
-        kind = Kind(int(trace.kind[rows[first[k]]]))
+        kind = Kind(int(kind_of[k]))
         out.append(
             SliceRow(
                 name=trace.strings[int(k // n_kinds)],
