@@ -200,6 +200,12 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
             self._leave_focus()
         self.border_title = TITLE_EXPANDED if expanded else TITLE
 
+    def action_toggle_details(self) -> None:  # the key map's names for i and y
+        self.toggle_expanded()
+
+    def action_copy_event(self) -> None:
+        self.copy_event()
+
     def action_leave(self) -> None:
         """``esc``: collapse an expanded panel, else give the focus back."""
         if self.expanded:
