@@ -41,7 +41,8 @@ class KernelRow:
     dur_ns: int
     share: float  # of the instance's GPU time
     stream: int  # -1 when unknown
-    launched_by: str  # the launch chain inside the region, "op › … › call" ('' if unknown)
+    launched_by: str  # the launch chain inside the region, "op › op › call" ('' if unknown)
+    launch_chain: tuple[str, ...] = ()  # its names, for a narrower rendering (``chain_text``)
 
 
 def region_list(analysed: AnalysedTrace) -> list[Region]:
@@ -67,6 +68,7 @@ def kernel_rows(analysed: AnalysedTrace, inst: RegionInstance) -> list[KernelRow
             share=float(dur[e.row]) / total,
             stream=-1 if e.stream is None else int(e.stream),
             launched_by=chain_text(e.launch_chain),
+            launch_chain=e.launch_chain,
         )
         for e in entries
     ]

@@ -13,7 +13,7 @@ from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Trace
 from tui.fmt import fmt_ns, fmt_pct
 from tui.guard import ReportsErrors
-from tui.links import LinkLookup
+from tui.links import LinkLookup, chain_text
 from tui.names import clip, short_name, visible
 from tui.regions_data import KernelRow, Region, gpu_sparkline, instance_span, kernel_rows
 from tui.themes import COPY_STYLE
@@ -164,6 +164,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         table = self.kernels_table
         table.clear()
         limit = min(max(self.app.size.width - 82, 24), 64)
+        chain_width = min(max(self.app.size.width - limit - 50, 24), 96)
         for i, k in enumerate(self.kernels):
             style = COPY_STYLE.get(k.kind, "")
             table.add_row(
@@ -172,7 +173,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 _num(fmt_ns(k.dur_ns)),
                 _num(fmt_pct(k.share, 1.0)),
                 _num(str(k.stream) if k.stream >= 0 else "-"),
-                Text(visible(k.launched_by)),
+                Text(chain_text(k.launch_chain, chain_width)),
                 key=str(i),
             )
         self._show_name(0)
