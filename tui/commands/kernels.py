@@ -53,6 +53,7 @@ def _print(listing: list) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from tui.links import chain_text
     from tui.names import visible
 
     console = Console(highlight=False, soft_wrap=False)
@@ -75,10 +76,10 @@ def _print(listing: list) -> None:
         t.add_column("kind", no_wrap=True)
         t.add_column("stream", justify="right", no_wrap=True)
         t.add_column("name", no_wrap=True, overflow="ellipsis", max_width=80)
-        t.add_column("launched by", no_wrap=True, overflow="ellipsis", max_width=40)
+        t.add_column("launch chain", no_wrap=True, overflow="ellipsis", max_width=60)
         for n, k in enumerate(inst.kernels):
             t.add_row(Text(str(n)), Text(f"{k.start_offset_us:.1f} us"),
                       Text(f"{k.dur_us:.1f} us"), Text(k.kind),
                       Text("" if k.stream is None else visible(str(k.stream))),
-                      Text(visible(k.name)), Text(visible(k.launched_by or "-")))
+                      Text(visible(k.name)), Text(chain_text(k.launch_chain, 60) or "-"))
         console.print(t)
