@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import TabbedContent
 
 from tests.fixtures.synthetic import naive_like_doc, write_doc
 from tui.app import AttnTuiApp
@@ -91,6 +92,8 @@ def test_snapshot_compare(monkeypatch, snap_compare):
 
         await wait_loaded(pilot)
         await pilot.press("4")
+        # said plainly here rather than as a picture of the wrong tab
+        assert app.query_one("#files", TabbedContent).active == "compare"
         view = app.query_one(CompareView)
         await _settle(pilot, lambda: view.state == "ready")
 
