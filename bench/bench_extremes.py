@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -83,11 +84,11 @@ def bench_fuzz(mutations: int, repeat: int, folder: Path) -> None:
     for name, data in sorted(SEEDS.items()):
         path = folder / "seed.json"
         path.write_bytes(data)
-        t_seed = best_of(repeat, lambda p=path: _load_or_error(p))
+        t_seed = best_of(repeat, partial(_load_or_error, path))
         worst = 0.0
         for _ in range(max(1, mutations // len(SEEDS))):
             path.write_bytes(mutate_bytes(data, random_ops(rng)))
-            worst = max(worst, best_of(1, lambda p=path: _load_or_error(p)))
+            worst = max(worst, best_of(1, partial(_load_or_error, path)))
         print(f"fuzz   {name:<32} {len(data) / 1e3:7.0f} kB  seed {t_seed * 1e3:7.1f} ms  "
               f"worst damaged {worst * 1e3:7.1f} ms   ratio {worst / t_seed:5.1f}")
 
