@@ -12,21 +12,45 @@ from functools import partial
 
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widget import Widget
+from textual.widgets import ContentSwitcher, TabbedContent, TabPane, Tabs
 
 from tui.guard import ReportingApp
+from tui.keymap import bindings
+from tui.palette import REPLACED_SYSTEM_COMMANDS, palette_commands
 from tui.screen_size import too_small
 from tui.screens.help import HelpScreen
 from tui.screens.search import SearchScreen
 from tui.screens.too_small import TooSmallScreen
+from tui.screenshot import save_svg
 from tui.session import load_session
 from tui.themes import DARK, LIGHT, THEMES, default_theme
 from tui.widgets.compare_view import CompareView
+from tui.widgets.findings_view import FindingsView
+from tui.widgets.fit_footer import FitFooter
+from tui.widgets.ops_view import OpsView
+from tui.widgets.regions_view import RegionsView
 from tui.widgets.timeline import Timeline
+from tui.widgets.timeline_view import TimelineView
 from tui.widgets.trace_pane import VIEWS, Loader, TracePane
+
+VIEW_WIDGETS: dict[str, type] = {
+    "timeline": Timeline, "details": TimelineView, "regions": RegionsView, "ops": OpsView,
+    "findings": FindingsView,
+}  # fmt: skip
+"""The widget that runs each key map view's actions (``tui.keymap``)."""
+VIEW_OF = {"details": "timeline"}
+"""Key map views that live inside a file view."""
+
+
+class MainScreen(Screen):
+    """The files' screen.  No auto focus: each view focuses itself once shown;
+    Textual's "first focusable widget" would be a table in a hidden tab (the
+    Compare one), whose focus then switches the tab bar to it."""
+
+    AUTO_FOCUS = ""
 
 
 class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, not fatal
@@ -34,23 +58,7 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
     TITLE = "attn-tui"
     ENABLE_COMMAND_PALETTE = True
 
-    BINDINGS = [
-        Binding("1", "view('timeline')", "Timeline"),
-        Binding("2", "view('regions')", "Regions"),
-        Binding("3", "view('ops')", "Ops"),
-        Binding("4", "compare", "Compare", show=False),
-        Binding("5", "view('findings')", "Findings", show=False),
-        Binding("slash", "search", "Search", key_display="/"),
-        Binding("n", "match(1)", "Next match", show=False),
-        Binding("N", "match(-1)", "Prev match", show=False),
-        Binding("left_square_bracket", "tab(-1)", "Prev file", show=False),
-        Binding("right_square_bracket", "tab(1)", "Next file", show=False),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
-        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
-        Binding("ctrl+t", "toggle_theme", "Theme", show=False),
-        Binding("ctrl+s", "screenshot_here", "Screenshot", show=False),
-    ]
+    BINDINGS = bindings("app")  # every key: tui/keymap.py
 
     def __init__(
         self,
@@ -59,16 +67,21 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
         no_cache: bool = False,
         loader: Loader = load_session,
         theme: str | None = None,
+        screenshot_dir: str | None = None,
     ) -> None:
         super().__init__()
         self.paths = [os.fspath(p) for p in paths]
         self.no_cache = no_cache
         self.loader = loader
+        self.screenshot_dir = screenshot_dir
         self.last_search = ""
         self._file_tab: str | None = "file-0"  # the file tab keys 1-3 and 5 go back to
         for t in THEMES:
             self.register_theme(t)
         self.theme = theme or default_theme()
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen(id="_default")
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="files"):
@@ -81,7 +94,13 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
             if len(self.paths) > 1:
                 with TabPane(Content("4 Compare"), id="compare"):
                     yield CompareView(id="compare-view")
-        yield Footer(compact=True)
+        yield FitFooter(compact=True)
+
+    def on_mount(self) -> None:
+        # The tab bar takes no focus: Tab would park the focus there, where no view's
+        # keys work and nothing shows it ([ and ] or a click switch files).
+        for tabs in self.query(Tabs):
+            tabs.can_focus = False
 
     def on_resize(self, event: events.Resize) -> None:
         # after Textual has applied the new size (a screen pushed before that is not drawn)
@@ -136,7 +155,7 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
     def action_view(self, view: str) -> None:
         pane = self.pane
         if pane is None and self._file_tab:  # on the Compare tab: back to the last file
-            self.query_one("#files", TabbedContent).active = self._file_tab
+            self._switch_tab(self._file_tab)
             pane = self.query_one(f"#{self._file_tab}").query_one(TracePane)
         if pane is not None and view in VIEWS:
             pane.show_view(view)
@@ -149,7 +168,7 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
                 timeout=5,
             )
             return
-        self.query_one("#files", TabbedContent).active = "compare"
+        self._switch_tab("compare")
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -170,73 +189,69 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
         if pane is not None and not pane.step_match(direction):
             self.notify("No search matches: / searches", severity="warning", timeout=3)
 
+    def show_file(self, index: int) -> None:
+        """Show the ``index``-th file's tab (the palette's "File: NAME")."""
+        self._switch_tab(f"file-{index}")
+
+    def _switch_tab(self, tab: str) -> None:
+        """Make ``tab`` the active tab.  Focus leaves the old tab first: Textual
+        would otherwise move it, as the old tab hides, to another widget of that
+        tab, whose focus switches the tab bar straight back (4 from Ops or
+        Regions did nothing); the new tab's view takes the focus once shown."""
+        tabs = self.query_one("#files", TabbedContent)
+        if tabs.active != tab:
+            self.screen.set_focus(None)
+            tabs.active = tab
+
     def action_tab(self, step: int) -> None:
         tabs = self.query_one("#files", TabbedContent)
         ids = [f"file-{i}" for i in range(len(self.paths))]
         current = tabs.active if tabs.active in ids else self._file_tab  # from Compare
         if current in ids:
-            tabs.active = ids[(ids.index(current) + step) % len(ids)]
+            self._switch_tab(ids[(ids.index(current) + step) % len(ids)])
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT.name if self.theme == DARK.name else DARK.name
 
     def action_screenshot_here(self) -> None:
-        path = self.save_screenshot(path=os.getcwd())
-        self.notify(f"Saved {path}", timeout=4)
-
-    def action_timeline(self, action: str) -> None:
-        """Run a timeline action from the command palette."""
-        pane = self.pane
-        if pane is None or pane.state != "ready":
+        """Save an SVG of the screen and say where it went (the folder comes from
+        ``screenshot_dir``, else ``$ATTN_TUI_SCREENSHOT_DIR``, else the current one)."""
+        try:
+            path = save_svg(self, self.screenshot_dir)
+        except OSError as exc:
+            self.notify(f"Screenshot not saved: {exc}", severity="error", timeout=8, markup=False)
             return
-        pane.show_view("timeline")
-        timeline = pane.query_one(Timeline)
-        self.call_after_refresh(timeline.run_action, action)
+        self.notify(f"Screenshot saved to {path}", title="ctrl+s", timeout=8, markup=False)
+
+    def run_in_view(self, view: str, action: str, tries: int = 40) -> None:
+        """Run a view's action from the command palette: show the view (on the
+        active file, or the last one when on the Compare tab), then run the action
+        on its widget once it is mounted (views are built on first show)."""
+        if view == "compare":
+            self.action_compare()
+            views: list[Widget] = list(self.query(CompareView))  # none with one file
+            widget = views[0] if views else None
+        else:
+            shown = VIEW_OF.get(view, view)
+            self.action_view(shown)
+            pane = self.pane
+            if pane is None or pane.state != "ready":
+                if pane is None and tries > 0:  # leaving the Compare tab
+                    self.set_timer(0.05, partial(self.run_in_view, view, action, tries - 1))
+                return
+            found: list[Widget] = list(pane.query(VIEW_WIDGETS[view]))
+            widget = found[0] if found else None
+            if widget is None or pane.query_one("#views", ContentSwitcher).current != shown:
+                if tries > 0:  # mounting (or waiting for the analysis): look again
+                    self.set_timer(0.05, partial(self.run_in_view, view, action, tries - 1))
+                return
+        if widget is not None:
+            self.call_after_refresh(widget.run_action, action)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand(
-            "View: timeline (1)", "Lanes over time", partial(self.action_view, "timeline")
-        )
-        yield SystemCommand(
-            "View: regions (2)",
-            "record_function regions and their kernels",
-            partial(self.action_view, "regions"),
-        )
-        yield SystemCommand(
-            "View: ops (3)", "The key_averages op table", partial(self.action_view, "ops")
-        )
-        yield SystemCommand(
-            "View: compare (4)",
-            "The open files side by side (two or more)",
-            self.action_compare,
-        )
-        yield SystemCommand(
-            "View: findings (5)",
-            "What an expert would point out, with evidence",
-            partial(self.action_view, "findings"),
-        )
-        yield SystemCommand(
-            "Search event names (/)", "Substring, or re:<regex>", self.action_search
-        )
-        yield SystemCommand("Next match (n)", "Next search match", partial(self.action_match, 1))
-        yield SystemCommand(
-            "Previous match (N)", "Previous search match", partial(self.action_match, -1)
-        )
-        yield SystemCommand("Help: keys (?)", "Every key", self.action_help)
-        yield SystemCommand(
-            "Toggle light/dark theme (ctrl+t)", "attn-light / attn-dark", self.action_toggle_theme
-        )
-        for title, action in (
-            ("Timeline: zoom in (w)", "zoom_in"),
-            ("Timeline: zoom out (s)", "zoom_out"),
-            ("Timeline: fit all (0)", "fit_all"),
-            ("Timeline: zoom to selection (f)", "zoom_selection"),
-            ("Timeline: jump CPU/GPU (g)", "follow_link"),
-            ("Timeline: back (b)", "back"),
-            ("Timeline: unfold all lanes (E)", "unfold_all"),
-            ("Timeline: fold all lanes (C)", "fold_all"),
-        ):
-            yield SystemCommand(
-                title, "On the timeline view", partial(self.action_timeline, action)
-            )
+        """Textual's own entries less those we give ourselves (help, quit, screenshot),
+        then every action of the key map, each file by name, each Ops sort column."""
+        for cmd in super().get_system_commands(screen):
+            if cmd.title not in REPLACED_SYSTEM_COMMANDS:
+                yield cmd
+        yield from palette_commands(self)

@@ -1,85 +1,283 @@
-"""Every key the app answers to, in one place: the help screen shows this and
-the README copies it (pure)."""
+"""Every key the app answers to, in one place (pure: Textual is imported lazily).
+
+Each ``Key`` says which keys, in which view, run which action, with a short
+title (footer, palette) and a sentence (help, README).  From this one table come
+the ``BINDINGS`` of the app and of each view (``bindings``), the help screen,
+the command palette's entries (``palette_entries``) and the README's key map
+(``markdown``; ``python -m tui.keymap --markdown`` prints it, ``--update
+README.md`` rewrites the block between ``<!-- keymap -->`` markers, and a test
+fails when the README and this table differ).
+"""
 
 from __future__ import annotations
 
-KEYMAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    (
-        "Everywhere",
-        (
-            ("1 / 2 / 3 / 5", "timeline / regions / ops / findings view of the file"),
-            ("4", "compare the open files side by side (open two or more)"),
-            ("/", "search event names (substring; re:<regex> for a regex)"),
-            ("n / N", "next / previous search match, on the timeline"),
-            ("[ / ]", "previous / next file (when several are open)"),
-            ("?", "this help"),
-            ("ctrl+p", "command palette: every action by name"),
-            ("ctrl+t", "switch light / dark theme"),
-            ("ctrl+s", "save an SVG screenshot of the screen (any view)"),
-            ("q / ctrl+c", "quit (also while a file is loading)"),
-        ),
-    ),
-    (
-        "Timeline (1)",
-        (
-            ("w / + , s / -", "zoom in / out (around the selected event, else the middle)"),
-            ("a / ← , d / →", "pan left / right"),
-            ("0", "fit the whole trace"),
-            ("f", "zoom to the selected event"),
-            ("j / k , ↓ / ↑", "move the row cursor (pgup/pgdn by ten)"),
-            ("⏎ / space", "fold / unfold the group or lane under the cursor"),
-            ("E / C", "unfold / fold every lane"),
-            ("l / h , . / ,", "select the next / previous event on the cursor row"),
-            ("g", "jump CPU⇄GPU: kernel -> its launch; op or launch -> its first kernel"),
-            ("b / backspace", "back to the event selected before the jump"),
-            ("esc", "clear the selection"),
-            ("mouse", "click selects (on a label: folds); ctrl/shift+wheel zooms"),
-        ),
-    ),
-    (
-        "Regions (2)",
-        (
-            ("↑ / ↓", "move in the focused table"),
-            ("⏎", "region -> its instances -> their GPU events (full name below)"),
-            ("▁▃█", "GPU time of each instance, in order (height from zero)"),
-            ("z", "show the instance or GPU event on the timeline"),
-            ("esc", "back to the table above"),
-        ),
-    ),
-    (
-        "Ops (3)",
-        (
-            ("o / O", "sort by the next / previous column"),
-            ("r", "reverse the sort"),
-            ("click header", "sort by that column"),
-            ("f", "filter by name (re:<regex> for a regex); ⏎ back to the table"),
-        ),
-    ),
-    (
-        "Compare (4)",
-        (
-            ("↑ / ↓", "move in the table; the row's implementation in full below"),
-            ("bars", "average GPU time per instance of each file, with its implementation"),
-        ),
-    ),
-    (
-        "Findings (5)",
-        (
-            ("↑ / ↓", "choose a finding: what it is and what to try, its evidence below"),
-            ("⏎", "finding -> its evidence events"),
-            ("z / ⏎", "show the evidence event on the timeline (z on a finding: its first)"),
-            ("esc", "back to the findings"),
-        ),
-    ),
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.binding import BindingType
+
+
+@dataclass(frozen=True)
+class Key:
+    """One row of the key map.
+
+    ``bind``/``action`` empty: a help-only row (the mouse, a DataTable's own keys,
+    a note on a column).  ``footer``: shown in the footer (``footer_key`` is the
+    key it shows there).  ``palette``: also a command palette entry."""
+
+    view: str  # a key of SECTIONS
+    keys: str  # the keys as the help shows them
+    help: str  # what they do, in a sentence
+    bind: str = ""  # Textual key names, comma-separated
+    action: str = ""  # the Textual action the keys run
+    title: str = ""  # short name: footer and palette
+    footer: bool = False
+    footer_key: str | None = None
+    priority: bool = False
+    palette: bool = True
+    short: str = ""  # the footer's label when shorter than ``title``
+    in_help: bool = True  # False: a summary row (``[ / ]``) describes it already
+
+
+SECTIONS: dict[str, str] = {
+    "app": "Everywhere",
+    "timeline": "Timeline (1)",
+    "details": "Details panel (under the timeline)",
+    "regions": "Regions (2)",
+    "ops": "Ops (3)",
+    "compare": "Compare (4)",
+    "findings": "Findings (5)",
+}
+"""View id -> its heading in the help and the README (and its palette prefix)."""
+
+PALETTE_PREFIX = {
+    "app": "", "timeline": "Timeline", "details": "Details", "regions": "Regions", "ops": "Ops",
+    "compare": "Compare", "findings": "Findings",
+}  # fmt: skip
+
+_APP = (
+    Key("app", "1", "the timeline: lanes over time",
+        "1", "view('timeline')", "View: timeline"),
+    Key("app", "2", "regions: record_function regions, instances, GPU events",
+        "2", "view('regions')", "View: regions"),
+    Key("app", "3", "ops: torch's key_averages op table", "3", "view('ops')", "View: ops"),
+    Key("app", "4", "compare the open files side by side (open two or more)",
+        "4", "compare", "View: compare"),
+    Key("app", "5", "findings: what an expert would point out, with evidence",
+        "5", "view('findings')", "View: findings"),
+    Key("app", "/", "search event names (substring; re:<regex> for a regex)",
+        "slash", "search", "Search event names", True, "/",
+        short="Search"),
+    Key("app", "n", "next search match, on the timeline", "n", "match(1)", "Next search match"),
+    Key("app", "N", "previous search match", "N", "match(-1)", "Previous search match"),
+    Key("app", "[ / ]", "previous / next file (when several are open)"),
+    Key("app", "[", "previous file", "left_square_bracket", "tab(-1)", "Previous file",
+        in_help=False),
+    Key("app", "]", "next file", "right_square_bracket", "tab(1)", "Next file", in_help=False),
+    Key("app", "?", "every key (this help)", "question_mark", "help", "Help: every key", True, "?",
+        short="Help"),
+    Key("app", "ctrl+p", "command palette: every action by name (and the open files)"),
+    Key("app", "ctrl+t", "switch light / dark theme", "ctrl+t", "toggle_theme",
+        "Toggle light/dark theme"),
+    Key("app", "ctrl+s", "save an SVG screenshot of the screen, and say where\n"
+        "(in $ATTN_TUI_SCREENSHOT_DIR if set, else the current folder)",
+        "ctrl+s", "screenshot_here", "Save an SVG screenshot"),
+    Key("app", "q", "quit (also while a file is loading)", "q", "quit", "Quit", True),
+    Key("app", "ctrl+c", "quit, even from a text field", "ctrl+c", "quit", "Quit",
+        priority=True, palette=False),
 )
+
+_TIMELINE = (
+    Key("timeline", "w / +", "zoom in (around the selected event, else the middle)",
+        "w,plus,equals_sign", "zoom_in", "Zoom in", True, "w"),
+    Key("timeline", "s / -", "zoom out", "s,minus", "zoom_out", "Zoom out", True, "s"),
+    Key("timeline", "a / ←", "pan left", "a,left", "pan(-1)", "Pan left", True, "a", short="Pan ←"),
+    Key("timeline", "d / →", "pan right", "d,right", "pan(1)", "Pan right", True, "d",
+        short="Pan →"),
+    Key("timeline", "0", "fit the whole trace", "0,F", "fit_all", "Fit the whole trace"),
+    Key("timeline", "f", "zoom to the selected event", "f", "zoom_selection",
+        "Zoom to the selected event"),
+    Key("timeline", "j / ↓", "row cursor down", "down,j", "cursor(1)", "Row down"),
+    Key("timeline", "k / ↑", "row cursor up", "up,k", "cursor(-1)", "Row up"),
+    Key("timeline", "pgdn / pgup", "row cursor ten rows down / up"),
+    Key("timeline", "pgdn", "ten rows down", "pagedown", "cursor(10)", "Ten rows down",
+        palette=False, in_help=False),
+    Key("timeline", "pgup", "ten rows up", "pageup", "cursor(-10)", "Ten rows up", palette=False,
+        in_help=False),
+    Key("timeline", "J / K", "next / previous lane or process (skips depth rows)"),
+    Key("timeline", "J", "next lane", "J", "lane(1)", "Next lane", in_help=False),
+    Key("timeline", "K", "previous lane", "K", "lane(-1)", "Previous lane", in_help=False),
+    Key("timeline", "G", "next GPU lane (wraps; unfolds its device)", "G", "gpu_lane",
+        "Next GPU lane"),
+    Key("timeline", "⏎ / space", "fold / unfold the process or lane under the cursor",
+        "enter,space", "fold", "Fold / unfold", True, "⏎", short="Fold"),
+    Key("timeline", "E", "unfold every process and lane", "E", "unfold_all", "Unfold all"),
+    Key("timeline", "C", "fold every process and lane", "C", "fold_all", "Fold all"),
+    Key("timeline", "l / .", "select the next event on the cursor row\n"
+        "(the first press: the first event in the window)", "l,full_stop", "step(1)",
+        "Next event on the row"),
+    Key("timeline", "h / ,", "select the previous event on the cursor row (first: as l)",
+        "h,comma", "step(-1)", "Previous event on the row"),
+    Key("timeline", "g", "jump CPU⇄GPU: kernel -> its launch; op or launch -> its first kernel",
+        "g", "follow_link", "Jump CPU/GPU", True, short="CPU⇄GPU"),
+    Key("timeline", "b / backspace", "back to the event selected before the jump",
+        "b,backspace", "back", "Back"),
+    Key("timeline", "esc", "clear the selection", "escape", "clear_selection", "Clear selection"),
+    Key("timeline", "mouse", "click selects (on a label: folds); ctrl/shift+wheel zooms"),
+)
+
+_DETAILS = (
+    Key("details", "i", "expand / collapse the details panel", "i", "toggle_details",
+        "Expand / collapse the details"),
+    Key("details", "y", "copy the selected event as JSON", "y", "copy_event",
+        "Copy the event as JSON"),
+    Key("details", "j/k pgdn/pgup", "scroll the panel while it has the focus (home / end too)\n"
+        "esc: back to the timeline"),
+    Key("details", "j / ↓", "scroll down", "down,j", "scroll_down", "Scroll down", in_help=False,
+        palette=False),
+    Key("details", "k / ↑", "scroll up", "up,k", "scroll_up", "Scroll up", in_help=False,
+        palette=False),
+    Key("details", "pgdn", "page down", "pagedown,space", "page_down", "Page down",
+        in_help=False, palette=False),
+    Key("details", "pgup", "page up", "pageup", "page_up", "Page up", in_help=False,
+        palette=False),
+    Key("details", "home", "top", "home", "scroll_home", "Top", in_help=False, palette=False),
+    Key("details", "end", "bottom", "end", "scroll_end", "Bottom", in_help=False, palette=False),
+    Key("details", "esc", "back to the timeline", "escape", "leave", "Back to the timeline",
+        in_help=False, palette=False),
+)
+
+_REGIONS = (
+    Key("regions", "↑ / ↓", "move in the focused table"),
+    Key("regions", "⏎", "region -> its instances -> their GPU events (full name below)"),
+    Key("regions", "▁▃█", "GPU time of each instance, in order (height from zero)"),
+    Key("regions", "z", "show the instance or GPU event on the timeline", "z", "zoom",
+        "Show on timeline", True),
+    Key("regions", "esc", "back to the table above", "escape", "up", "Back to the table above"),
+)
+
+_OPS = (
+    Key("ops", "o", "sort by the next column", "o", "next_sort(1)", "Sort by next column",
+        True, short="Sort"),
+    Key("ops", "O", "sort by the previous column", "O", "next_sort(-1)",
+        "Sort by previous column"),
+    Key("ops", "r", "reverse the sort", "r", "reverse", "Reverse the sort", True, short="Reverse"),
+    Key("ops", "click header", "sort by that column"),
+    Key("ops", "f / ctrl+f", "filter by name (re:<regex> for a regex)",
+        "f,ctrl+f", "focus_filter", "Filter by name", True, "f",
+        short="Filter"),
+    Key("ops", "⏎ / esc", "from the filter back to the table (the filter stays)",
+        "escape", "focus_table", "Back to the table", palette=False),
+    Key("ops", "← / →", "scroll sideways: the columns past the window's edge"),
+    Key("ops", "Device", "CPU or CUDA: torch lists an op once per device it ran on"),
+    Key("ops", "Self CUDA %", "share of torch's Self CUDA total, which leaves out GPU\n"
+        "annotations: an annotation row (attn_fwd on CUDA) can pass 100%"),
+)
+
+_COMPARE = (
+    Key("compare", "↑ / ↓", "move in the table; the row's implementation in full below"),
+    Key("compare", "← / →", "scroll the table sideways (its columns pass 80 cells)"),
+    Key("compare", "bars", "average GPU time per instance of each file, with its implementation"),
+)
+
+_FINDINGS = (
+    Key("findings", "↑ / ↓", "choose a finding: what it is and what to try, its evidence below"),
+    Key("findings", "⏎", "finding -> its evidence events"),
+    Key("findings", "z", "show the evidence event on the timeline (on a finding: its first)",
+        "z", "zoom", "Show on timeline", True),
+    Key("findings", "esc", "back to the findings", "escape", "up", "Back to the findings"),
+)
+
+KEYS: tuple[Key, ...] = _APP + _TIMELINE + _DETAILS + _REGIONS + _OPS + _COMPARE + _FINDINGS
+
+
+def help_rows(view: str) -> list[Key]:
+    """The rows the help shows for ``view`` (a key that a summary row describes
+    with its pair, ``[`` under ``[ / ]``, is not repeated)."""
+    return [k for k in KEYS if k.view == view and k.in_help]
+
+
+def bindings(view: str) -> list[BindingType]:
+    """Textual ``Binding``s for the app (``"app"``) or one view's widget."""
+    from textual.binding import Binding
+
+    return [
+        Binding(k.bind, k.action, k.short or k.title, show=k.footer,
+                key_display=k.footer_key, priority=k.priority)  # fmt: skip
+        for k in KEYS
+        if k.view == view and k.bind
+    ]
+
+
+def palette_entries() -> list[tuple[str, str, Key]]:
+    """(title, help, key) of every palette entry: each action once, titled with its view
+    and keys, e.g. ``Timeline: Zoom in (w / +)``."""
+    out = []
+    seen: set[tuple[str, str]] = set()
+    for k in KEYS:
+        if not (k.bind and k.palette) or (k.view, k.action) in seen:
+            continue
+        seen.add((k.view, k.action))
+        prefix = PALETTE_PREFIX[k.view]
+        title = f"{prefix}: {k.title}" if prefix else k.title
+        out.append((f"{title} ({k.keys})", k.help, k))
+    return out
 
 
 def keymap_text() -> str:
-    """The key map as plain text (for the README and ``--help``-like output)."""
+    """The key map as plain text: the help screen's content, and the README's."""
     lines: list[str] = []
-    width = max(len(k) for _, keys in KEYMAP for k, _ in keys)
-    for section, keys in KEYMAP:
-        lines.append(section)
-        lines.extend(f"  {k.ljust(width)}  {what}" for k, what in keys)
+    sections = [(title, help_rows(view)) for view, title in SECTIONS.items()]
+    width = max(len(k.keys) for _, rows in sections for k in rows)
+    for title, rows in sections:
+        lines.append(title)
+        for k in rows:
+            first, *more = k.help.split("\n")
+            lines.append(f"  {k.keys.ljust(width)}  {first}")
+            lines.extend(f"  {'':{width}}  {line}" for line in more)
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+BEGIN, END = "<!-- keymap -->", "<!-- /keymap -->"
+
+
+def markdown() -> str:
+    """The README block between the markers (made here, never edited by hand)."""
+    return f"{BEGIN}\n```\n{keymap_text()}```\n{END}"
+
+
+def readme_block(text: str) -> str:
+    """The block between the markers in a README's text (markers included)."""
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    return text[start:end]
+
+
+def update_readme(path: Path) -> bool:
+    """Rewrite the key map block of ``path``; True when it changed."""
+    text = path.read_text(encoding="utf-8")
+    new = text.replace(readme_block(text), markdown())
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tui.keymap", description=__doc__.splitlines()[0])
+    group = ap.add_mutually_exclusive_group(required=True)
+    group.add_argument("--markdown", action="store_true", help="print the README block")
+    group.add_argument("--update", metavar="README", help="rewrite the README's block in place")
+    args = ap.parse_args(argv)
+    if args.markdown:
+        print(markdown())
+    else:
+        print("updated" if update_readme(Path(args.update)) else "already current")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

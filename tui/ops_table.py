@@ -35,22 +35,66 @@ COLUMNS: tuple[Column, ...] = (
     Column("device_type", "Device", "str"),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
-COMPACT_KEYS = (
-    "key",
+BY_KEY = {c.key: c for c in COLUMNS}
+ALWAYS = ("key", "device_type", "count")
+"""Columns always on screen, with the sorted one: the name, its device (an op on
+CPU and on CUDA is two rows named alike) and the call count."""
+PRIORITY = (
     "self_device_time_total",
     "device_time_total",
     "self_cpu_time_total",
     "cpu_time_total",
-    "count",
+    "self_device_pct",
+    "self_cpu_pct",
+    "device_time_avg",
+    "cpu_time_avg",
 )
-"""Columns shown in terminals narrower than ``COMPACT_BELOW`` (device time first)."""
-COMPACT_BELOW = 110
+"""The other columns, in the order they get the room left (device time first)."""
+NAME_MIN = 20
+"""The name column never gets fewer cells than this (the full name shows below)."""
+CELL_PAD = 2
+"""A DataTable cell's padding: one cell each side."""
 
 
-def visible_columns(width: int) -> tuple[Column, ...]:
-    if width >= COMPACT_BELOW:
-        return COLUMNS
-    return tuple(COLUMNS[COLUMN_KEYS.index(k)] for k in COMPACT_KEYS)
+@dataclass(frozen=True)
+class Layout:
+    """The columns in display order: ``shown`` fit the window, ``overflow`` follow
+    them past its right edge (reached by scrolling sideways); the name column is
+    ``name_width`` cells."""
+
+    shown: tuple[Column, ...]
+    overflow: tuple[Column, ...]
+    name_width: int
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return self.shown + self.overflow
+
+
+def layout(widths: dict[str, int], width: int, sort_key: str, longest_name: int) -> Layout:
+    """Which columns fit in ``width`` cells beside a name column of at least
+    ``NAME_MIN`` (``widths``: each other column's widest cell or title): the
+    always-shown ones and the sorted one first, then ``PRIORITY`` while they fit.
+    The name column takes the room left, up to the longest name."""
+    chosen = [k for k in ALWAYS if k != "key"]
+    if sort_key not in chosen and sort_key != "key":
+        chosen.append(sort_key)
+    used = sum(widths[k] + CELL_PAD for k in chosen) + NAME_MIN + CELL_PAD
+    for k in PRIORITY:
+        if k not in chosen and used + widths[k] + CELL_PAD <= width:
+            chosen.append(k)
+            used += widths[k] + CELL_PAD
+    rest = [k for k in COLUMN_KEYS if k not in ("key", "device_type")]
+    if len(chosen) == len(COLUMN_KEYS) - 1:  # all fit: torch's order
+        shown_keys = ["key", "device_type", *rest]
+    else:  # the device times first, the calls last, as they got the room
+        shown_keys = ["key", "device_type", *(k for k in PRIORITY if k in chosen), "count"]
+        if sort_key not in shown_keys:
+            shown_keys.insert(2, sort_key)
+    shown = tuple(BY_KEY[k] for k in shown_keys)
+    overflow = tuple(BY_KEY[k] for k in rest if k not in shown_keys)
+    name = max(NAME_MIN, min(longest_name, width - (used - NAME_MIN)))
+    return Layout(shown, overflow, name)
 
 
 DEFAULT_SORT = "self_device_time_total"
@@ -138,7 +182,9 @@ def cell(row: dict[str, Any], column: Column) -> str:
 
 
 __all__ = [
+    "BY_KEY",
     "COLUMNS",
+    "Layout",
     "COLUMN_KEYS",
     "DEFAULT_SORT",
     "Column",
@@ -147,6 +193,6 @@ __all__ = [
     "cell",
     "filter_rows",
     "prepare",
+    "layout",
     "sort_rows",
-    "visible_columns",
 ]

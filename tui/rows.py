@@ -43,12 +43,14 @@ class Folds:
             self.lanes_open ^= {spec.lane}
 
     def set_all(self, trace: Trace, depths: list[int], open_: bool) -> None:
-        """Unfold (or fold) every group and every lane with more than one row."""
+        """Unfold (or fold) every group (process, device) and every lane with more
+        than one row."""
         if open_:
             self.groups_folded.clear()
             self.lanes_open = {i for i, d in enumerate(depths) if d > 1}
         else:
             self.lanes_open.clear()
+            self.groups_folded = {g.index for g in trace.groups}
 
 
 def default_folds(trace: Trace, depths: list[int]) -> Folds:

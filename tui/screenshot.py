@@ -13,13 +13,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tui.app import AttnTuiApp
+if TYPE_CHECKING:
+    from textual.app import App
+
+SCREENSHOT_DIR_ENV = "ATTN_TUI_SCREENSHOT_DIR"
+"""Where ``ctrl+s`` writes when the app is given no folder (else the current folder)."""
+
+
+def screenshot_folder(option: str | None = None) -> Path:
+    """The folder for ``ctrl+s``: the option, else ``$ATTN_TUI_SCREENSHOT_DIR``, else here."""
+    chosen = option or os.environ.get(SCREENSHOT_DIR_ENV, "") or os.getcwd()
+    return Path(chosen).expanduser()
+
+
+def save_svg(app: App, option: str | None = None) -> str:
+    """Save the app's screen as an SVG in ``screenshot_folder(option)`` (made if
+    missing); returns its absolute path, for the user to be told."""
+    folder = screenshot_folder(option)
+    folder.mkdir(parents=True, exist_ok=True)
+    return os.path.abspath(app.save_screenshot(path=str(folder)))
 
 
 async def shoot(trace: str, out: str, size: tuple[int, int], keys: list[str], search: str) -> str:
+    from tui.app import AttnTuiApp
+
     app = AttnTuiApp([trace], theme="attn-dark")
     async with app.run_test(size=size) as pilot:
         while any(p.state == "loading" for p in app.panes):

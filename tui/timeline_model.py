@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace.model import GPU_KINDS, Kind, Trace
-from tui.links import Links
+from tui.links import LinkLookup
 from tui.rows import Folds, RowSpec, build_rows, default_folds
+from tui.timeline_moves import first_visible
 from tui.tracks import Cells, Track, TrackCache, track_cells
 from tui.tracks import step as track_step
 from tui.viewport import PAN_STEP, Viewport
@@ -21,9 +23,9 @@ _EMPTY_TRACK_ROWS = np.zeros(0, dtype=np.int64)
 
 
 class TimelineModel:
-    def __init__(self, trace: Trace, links: Links | None = None, width: int = 80) -> None:
+    def __init__(self, trace: Trace, links: LinkLookup | None = None, width: int = 80) -> None:
         self.trace = trace
-        self.links = links if links is not None else Links(trace)
+        self.links = links if links is not None else LinkLookup(AnalysedTrace(trace))
         self.origin = trace.start_ns
         self.cache = TrackCache(trace, self.origin)
         self.depths = [self.cache.depths(i) for i in range(len(trace.lanes))]
@@ -157,8 +159,9 @@ class TimelineModel:
             return
         vp = self.viewport
         current = self.selected if self.selected >= 0 and track.position(self.selected) >= 0 else -1
-        t = vp.start + vp.span / 2 if current < 0 else 0.0
-        row = track_step(track, current, direction, t)
+        row = first_visible(track, vp.start, vp.end) if current < 0 else -1
+        if row < 0:  # a selection on this row, or none in the window: step in time
+            row = track_step(track, current, direction, vp.start)
         if row >= 0:
             self.select(row, remember=False)
 

@@ -1,4 +1,4 @@
-"""The help screen: every key, from ``tui.keymap``."""
+"""The help screen: every key, from ``tui.keymap`` (the one source of the key map)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,24 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.keymap import KEYMAP
+from tui.keymap import SECTIONS, help_rows
 
 
 def help_text() -> Text:
-    width = max(len(k) for _, keys in KEYMAP for k, _ in keys)
+    """The key map with headings in bold (the same rows as ``keymap_text``)."""
+    sections = [(title, help_rows(view)) for view, title in SECTIONS.items()]
+    width = max(len(k.keys) for _, rows in sections for k in rows)
     text = Text()
-    for i, (section, keys) in enumerate(KEYMAP):
+    for i, (title, rows) in enumerate(sections):
         if i:
             text.append("\n")
-        text.append(section + "\n", style="bold underline")
-        for key, what in keys:
-            text.append(f"  {key.ljust(width)}  ", style="bold")
-            text.append(what + "\n")
+        text.append(title + "\n", style="bold underline")
+        for key in rows:
+            first, *more = key.help.split("\n")
+            text.append(f"  {key.keys.ljust(width)}  ", style="bold")
+            text.append(first + "\n")
+            for line in more:
+                text.append(f"  {'':{width}}  {line}\n")
     return text
 
 

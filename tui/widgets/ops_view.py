@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from tui.fmt import fmt_us
 from tui.guard import ReportsErrors
+from tui.keymap import bindings
 from tui.names import clip, short_name, visible
 from tui.ops_table import (
+    BY_KEY,
     COLUMN_KEYS,
     COLUMNS,
     DEFAULT_SORT,
@@ -21,20 +23,32 @@ from tui.ops_table import (
     Totals,
     cell,
     filter_rows,
+    layout,
     prepare,
     sort_rows,
-    visible_columns,
 )
 from tui.themes import COPY_STYLE
 
+SCROLLBAR = 2
+"""Cells the table's vertical scrollbar takes from its width."""
+OVER_100 = (
+    "Self CUDA % above 100: torch's Self CUDA total leaves out GPU annotations "
+    "(attn_fwd on CUDA), whose rows still count the kernels under them."
+)
+
+
+def more_columns(n: int) -> str:
+    """The title's pointer to the columns past the window's edge."""
+    return f"{n} more column{'s' if n != 1 else ''} → (scroll: ←/→)"
+
 
 class OpsView(ReportsErrors, Vertical):
-    BINDINGS = [
-        Binding("o", "next_sort(1)", "Sort by next col."),
-        Binding("O", "next_sort(-1)", "Sort by prev col.", show=False),
-        Binding("r", "reverse", "Reverse"),
-        Binding("f,ctrl+f", "focus_filter", "Filter"),
-    ]
+    """The op table: the columns that fit the window first (name, device, the
+    sorted column, # of Calls always), the rest past its edge (scroll with ←/→);
+    the name filter applies each valid pattern and shows a broken one's error
+    in one line under it."""
+
+    BINDINGS = bindings("ops")  # every key: tui/keymap.py
 
     def __init__(
         self,
@@ -49,12 +63,22 @@ class OpsView(ReportsErrors, Vertical):
         self.all_rows = prepare(rows or [], self.totals)
         self.sort_key = DEFAULT_SORT
         self.descending = True
-        self.filter_text = ""
+        self.filter_text = ""  # the last valid filter (the one applied)
+        self.filter_error = ""
         self.shown: list[dict[str, Any]] = []
         self.columns = COLUMNS
+        self.name_width = 24
+        self._width = 0
+        self._cell_widths = {
+            c.key: max([len(cell(r, c)) for r in self.all_rows], default=0)
+            for c in COLUMNS
+            if c.key != "key"
+        }  # over every row, not the filtered ones: filtering does not move columns
+        self._longest = max([len(r["key"]) for r in self.all_rows], default=0)
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter ops by name (f); re:<regex> for a regex", id="ops-filter")
+        yield Static(id="ops-filter-error")
         yield DataTable(id="ops-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="ops-name")
         yield Static(id="ops-footer")
@@ -64,56 +88,69 @@ class OpsView(ReportsErrors, Vertical):
         return self.query_one("#ops-table", DataTable)
 
     def on_mount(self) -> None:
+        self.query_one("#ops-filter-error").display = False
         self.refill()
         footer = self.query_one("#ops-footer", Static)
         if self.error:
             footer.update(Text(self.error, style="bold"))
-        else:
-            footer.update(
-                Text(
-                    f"Self CPU time total: {fmt_us(self.totals.self_cpu_us)}\n"
-                    f"Self CUDA time total: {fmt_us(self.totals.self_device_us)}"
-                )
-            )
+            return
+        text = Text(
+            f"Self CPU time total: {fmt_us(self.totals.self_cpu_us)}\n"
+            f"Self CUDA time total: {fmt_us(self.totals.self_device_us)}"
+        )
+        if any(r["self_device_pct"] > 100 for r in self.all_rows):
+            text.append("\n" + OVER_100, style="dim")
+        footer.update(text)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.app.size.width != self._width:
+            self.refill()
 
     def focus_view(self) -> None:
         self.table.focus()
 
     def refill(self) -> None:
-        try:
-            rows = filter_rows(self.all_rows, self.filter_text)
-        except QueryError as exc:
-            self.notify(str(exc), severity="error")
-            rows = self.all_rows
-        self.shown = sort_rows(rows, self.sort_key, self.descending)
+        self.shown = sort_rows(
+            filter_rows(self.all_rows, self.filter_text), self.sort_key, self.descending
+        )
+        self._width = self.app.size.width
+        widths = {  # the sorted column's title gains an arrow (2 cells)
+            k: max(w, len(BY_KEY[k].title) + (2 if k == self.sort_key else 0))
+            for k, w in self._cell_widths.items()
+        }
+        plan = layout(widths, self._width - SCROLLBAR, self.sort_key, self._longest)
+        self.columns, self.name_width = plan.columns, plan.name_width
         table = self.table
         table.clear(columns=True)
-        columns = self.columns = visible_columns(self.app.size.width)
-        for col in columns:
+        for col in self.columns:
             mark = ""
             if col.key == self.sort_key:
                 mark = " ▼" if self.descending else " ▲"
             title = Text(col.title + mark, justify="left" if col.kind == "str" else "right")
-            table.add_column(title, key=col.key)
-        width = self.app.size.width
-        limit = 24 if width < 100 else 30 if width < 120 else 60
+            width = self.name_width if col.key == "key" else widths[col.key]
+            table.add_column(title, key=col.key, width=width)
         for i, row in enumerate(self.shown):
-            cells = []
-            for col in columns:
-                if col.key == "key":
-                    copy = row["key"].startswith(("Memcpy", "Memset"))
-                    style = COPY_STYLE["memcpy" if row["key"].startswith("Memcpy") else "memset"]
-                    name = clip(short_name(row["key"], limit), limit)
-                    cells.append(Text(name, style=style if copy else ""))
-                elif col.kind == "str":
-                    cells.append(Text(visible(cell(row, col))))
-                else:
-                    cells.append(Text(cell(row, col), justify="right"))
-            table.add_row(*cells, key=str(i))
+            table.add_row(*self._cells(row), key=str(i))
         table.border_title = (
             f"Ops ({len(self.shown)} of {len(self.all_rows)}) sorted by "
-            f"{COLUMNS[COLUMN_KEYS.index(self.sort_key)].title}"
+            f"{BY_KEY[self.sort_key].title}"
+            + (f" · {more_columns(len(plan.overflow))}" if plan.overflow else "")
         )
+
+    def _cells(self, row: dict[str, Any]) -> list[Text]:
+        cells = []
+        limit = self.name_width
+        for col in self.columns:
+            if col.key == "key":
+                copy = row["key"].startswith(("Memcpy", "Memset"))
+                style = COPY_STYLE["memcpy" if row["key"].startswith("Memcpy") else "memset"]
+                name = clip(short_name(row["key"], limit), limit)
+                cells.append(Text(name, style=style if copy else ""))
+            elif col.kind == "str":
+                cells.append(Text(visible(cell(row, col))))
+            else:
+                cells.append(Text(cell(row, col), justify="right"))
+        return cells
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         label = self.query_one("#ops-name", Static)
@@ -133,10 +170,15 @@ class OpsView(ReportsErrors, Vertical):
         self.descending = descending
         self.refill()
 
+    def action_sort_by(self, key: str) -> None:
+        """Sort by ``key`` (the palette's "Ops: sort by ..."); again: reverse."""
+        if key in COLUMN_KEYS:
+            self.sort_by(key)
+
     def action_next_sort(self, step: int) -> None:
-        keys = [c.key for c in self.columns]
-        i = keys.index(self.sort_key) if self.sort_key in keys else -1
-        self.sort_by(keys[(i + step) % len(keys)], True)
+        """The next / previous column in the table's full order, shown or not."""
+        i = COLUMN_KEYS.index(self.sort_key)
+        self.sort_by(COLUMN_KEYS[(i + step) % len(COLUMN_KEYS)], True)
 
     def action_reverse(self) -> None:
         self.sort_by(self.sort_key, not self.descending)
@@ -144,12 +186,32 @@ class OpsView(ReportsErrors, Vertical):
     def action_focus_filter(self) -> None:
         self.query_one("#ops-filter", Input).focus()
 
+    def action_focus_table(self) -> None:
+        self.table.focus()
+
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         self.sort_by(str(event.column_key.value))
 
     def on_input_changed(self, event: Input.Changed) -> None:
+        """Apply the pattern when it is valid; a broken one (half-typed, say) shows
+        its error in the line below and the last valid filter stays."""
+        try:
+            filter_rows(self.all_rows[:1], event.value)
+        except QueryError as exc:
+            self._show_filter_error(str(exc))
+            return
+        self._show_filter_error("")
         self.filter_text = event.value
         self.refill()
+
+    def _show_filter_error(self, message: str) -> None:
+        self.filter_error = message
+        line = self.query_one("#ops-filter-error", Static)
+        line.display = bool(message)
+        if message:
+            text = Text(visible(message), style="bold")
+            text.append("  (the last valid filter stays applied)", style="dim")
+            line.update(text)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.table.focus()

@@ -11,7 +11,6 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.color import Color
 from textual.geometry import Size
 from textual.message import Message
@@ -20,8 +19,10 @@ from textual.strip import Strip
 
 from profiling.trace.model import Kind
 from tui.guard import ReportsErrors
+from tui.keymap import bindings
 from tui.names import clip, short_name, visible
 from tui.timeline_model import TimelineModel
+from tui.timeline_moves import next_gpu_lane, next_lane, unfold_for_gpu
 from tui.tracks import runs
 
 KIND_CLASS = {
@@ -62,26 +63,7 @@ class Timeline(ReportsErrors, ScrollView, can_focus=True):
         "timeline--selected",
     }
 
-    BINDINGS = [
-        Binding("w,plus,equals_sign", "zoom_in", "Zoom in", key_display="w"),
-        Binding("s,minus", "zoom_out", "Zoom out", key_display="s"),
-        Binding("a,left", "pan(-1)", "Pan ←", key_display="a"),
-        Binding("d,right", "pan(1)", "Pan →", key_display="d"),
-        Binding("up,k", "cursor(-1)", "Row up", show=False),
-        Binding("down,j", "cursor(1)", "Row down", show=False),
-        Binding("pageup", "cursor(-10)", "Page up", show=False),
-        Binding("pagedown", "cursor(10)", "Page down", show=False),
-        Binding("enter,space", "fold", "Fold", key_display="⏎"),
-        Binding("h,comma", "step(-1)", "Prev event", show=False),
-        Binding("l,full_stop", "step(1)", "Next event", show=False),
-        Binding("f", "zoom_selection", "Zoom to sel.", show=False),
-        Binding("0,F", "fit_all", "Fit all", key_display="0", show=False),
-        Binding("g", "follow_link", "CPU⇄GPU"),
-        Binding("b,backspace", "back", "Back", show=False),
-        Binding("escape", "clear_selection", "Clear", show=False),
-        Binding("E", "unfold_all", "Unfold all", show=False),
-        Binding("C", "fold_all", "Fold all", show=False),
-    ]
+    BINDINGS = bindings("timeline")  # every key: tui/keymap.py
 
     class Changed(Message):
         """The window, the rows or the selection changed (the ruler and details redraw)."""
@@ -256,6 +238,27 @@ class Timeline(ReportsErrors, ScrollView, can_focus=True):
 
     def action_cursor(self, delta: int) -> None:
         self.model.move_cursor(delta)
+        self._after()
+
+    def action_lane(self, direction: int) -> None:
+        """The cursor to the next / previous lane or process, past depth rows."""
+        model = self.model
+        model.cursor = next_lane(model.rows, model.cursor, direction)
+        model.version += 1
+        self._after()
+
+    def action_gpu_lane(self) -> None:
+        """The cursor to the next GPU lane (wrapping), unfolding a folded device."""
+        model = self.model
+        target = next_gpu_lane(model.trace, model.rows, model.cursor)
+        if target < 0 and unfold_for_gpu(model.trace, model.folds):
+            model.rebuild()
+            target = next_gpu_lane(model.trace, model.rows, model.cursor)
+        if target < 0:
+            self.notify("This trace has no GPU lane", severity="warning", timeout=3)
+            return
+        model.cursor = target
+        model.version += 1
         self._after()
 
     def action_fold(self) -> None:

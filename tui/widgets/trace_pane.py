@@ -40,6 +40,19 @@ WAIT_FOR_ANALYSIS = ("regions", "ops", "findings")
 """Views built from ``Session.analyse``'s results (shown once it has finished)."""
 
 
+def trace_rank(metadata: dict) -> int | None:
+    """The trace's ``distributedInfo.rank`` (a multi-rank job writes one trace per
+    rank, named alike: the rank tells them apart); None when absent or not a number."""
+    info = metadata.get("distributedInfo") if isinstance(metadata, dict) else None
+    rank = info.get("rank") if isinstance(info, dict) else None
+    if isinstance(rank, bool) or not isinstance(rank, (int, str)):
+        return None
+    try:
+        return int(rank)
+    except ValueError:
+        return None
+
+
 def progress_text(stage: str, fraction: float, size: int) -> str:
     """What the loading line says: the stage, and the bytes decoded so far.
 
@@ -265,6 +278,11 @@ class TracePane(ReportsErrors, Vertical):
             style = "reverse bold" if v == self.view else "dim"
             text.append(f" {VIEW_TITLES[v]} ", style=style)
         text.append("  ")
+        text.append(visible(os.path.basename(self.path) or self.path), style="bold")
+        rank = trace_rank(self.session.trace.metadata) if self.session is not None else None
+        if rank is not None:
+            text.append(f" · rank {rank}", style="bold")
+        text.append(" · ")
         if self.state == "loading":
             text.append("loading…")
         elif self.state == "error":
