@@ -11,7 +11,7 @@ from profiling.trace import load_trace
 from profiling.trace.model import Kind
 from tests.fixtures.flat_trace import flat_trace
 from tests.fixtures.synthetic import MEMCPY, naive_like_doc, write_doc
-from tui.keymap import KEYMAP, keymap_text
+from tui.keymap import KEYS, keymap_text
 from tui.names import clip, short_name, visible
 from tui.ops_table import COLUMN_KEYS, Totals, filter_rows, prepare, sort_rows
 from tui.ruler import ruler_text
@@ -368,10 +368,16 @@ def test_ruler_text_width_and_labels():
 
 
 def test_keymap_covers_the_issue_keys():
+    bound = {(k.view, name): k.action for k in KEYS for name in k.bind.split(",") if name}
+    for view, key, action in [
+        ("app", "1", "view('timeline')"), ("app", "2", "view('regions')"),
+        ("app", "3", "view('ops')"), ("app", "slash", "search"), ("app", "n", "match(1)"),
+        ("app", "N", "match(-1)"), ("app", "question_mark", "help"), ("app", "q", "quit"),
+        ("app", "ctrl+c", "quit"), ("timeline", "w", "zoom_in"), ("timeline", "s", "zoom_out"),
+    ]:
+        assert bound.get((view, key)) == action, (view, key)
     text = keymap_text()
-    for key in ("1 / 2 / 3", "/", "n / N", "?", "q / ctrl+c", "g", "w / + , s / -"):
-        assert key in text
-    assert all(keys for _, keys in KEYMAP)
+    assert all(k.keys in text and k.help.split("\n")[0] in text for k in KEYS if k.in_help)
 
 
 def test_theme_follows_the_terminal():
