@@ -360,3 +360,44 @@ async def test_palette_fold_all_runs_on_the_timeline(naive_path):
         await pilot.pause(0.5)
         assert app.pane.view == "timeline"
         assert all(r.kind == "group" for r in app.pane.model.rows)
+
+
+# ---- 13 and 16: the Compare header and its vs first column; which instance ----
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_compare_header_whole_and_vs_first_on_screen(naive_path, tmp_path, size):
+    from tui.widgets.compare_view import CompareView
+
+    other = write_doc(tmp_path / "other.json", naive_like_doc(2))
+    app = _app(naive_path, other)
+    async with app.run_test(size=size) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("4")
+        view = app.query_one(CompareView)
+        for _ in range(200):
+            if view.state == "ready":
+                break
+            await pilot.pause(0.05)
+        status = str(app.query_one("#compare-status").render())
+        assert "vs first = GPU time per instance over the first file's" in " ".join(status.split())
+        table = view.table
+        columns = list(table.columns.values())
+        keys = [str(c.key.value) for c in columns]
+        upto = keys.index("vs first") + 1
+        assert sum(c.get_render_width(table) for c in columns[:upto]) <= table.size.width
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_gpu_events_title_names_the_instance(naive_path, size):
+    from tui.widgets.regions_view import RegionsView
+
+    app = _app(naive_path)
+    async with app.run_test(size=size) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("2", "enter", "down")
+        view = app.query_one(RegionsView)
+        inst = view.current_instance
+        title = str(view.kernels_table.border_title)
+        n = len(view.current_region.instances)
+        assert f"{inst.name} #{inst.index} (2 of {n})" in title

@@ -133,13 +133,16 @@ class CompareView(ReportsErrors, Vertical):
         self.rows = rows(result)
         table = self.table
         table.clear()
-        limit = 20 if self.app.size.width < 120 else 32
+        width = self.app.size.width  # at 80 cells the implementation gives up room to "vs first"
+        limit = 12 if width < 100 else 20 if width < 120 else 32
         for i, row in enumerate(self.rows):
             table.add_row(*self._cells(row, limit), key=str(i))
         ok = len(result.entries) - len(result.failed)
         text = Text(f"{ok} of {len(result.entries)} files compared on region ", style="bold")
         text.append(visible(result.region), style="bold")
-        text.append(" · averages per instance; vs first = time over the first file's")
+        text.append(
+            " · averages per instance; vs first = GPU time per instance over the first file's"
+        )
         for note in result.warnings:
             text.append("\n" + visible(note), style="dim")
         self._status(text)

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.markup import escape
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
@@ -162,6 +163,10 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         self.current_instance = region.instances[index]
         self.kernels = kernel_rows(self.links.analysed, self.current_instance)
         table = self.kernels_table
+        table.border_title = escape(  # which instance these are (names are data, not markup)
+            f"GPU events of {visible(self.current_instance.name)} #{self.current_instance.index}"
+            f" ({index + 1} of {len(region.instances)}) in GPU order · z timeline"
+        )
         table.clear()
         limit = min(max(self.app.size.width - 82, 24), 64)
         chain_width = min(max(self.app.size.width - limit - 50, 24), 96)
