@@ -125,9 +125,11 @@ def test_gzip_detected_by_magic_not_name(write_trace):
 
 
 def test_epoch_microseconds_convert_exactly(write_trace):
-    events = [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1,
-               "ts": 1665536373729077.25, "dur": 1.5}]
-    trace = load_trace(write_trace(events))
+    # Written as text: json.dumps would write the float 1665536373729077.25 as
+    # "1665536373729077.2" (its shortest repr), and the text is what counts.
+    raw = (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, '
+           b'"ts": 1665536373729077.250, "dur": 1.5}]}')
+    trace = load_trace(write_trace(raw=raw))
     assert int(trace.ts_ns[0]) == 1665536373729077_250
     assert int(trace.dur_ns[0]) == 1500
 

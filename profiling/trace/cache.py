@@ -27,7 +27,7 @@ import numpy as np
 
 from profiling.trace.model import Group, Kind, Lane, Trace
 
-LOADER_VERSION = 4
+LOADER_VERSION = 5
 """Bump when the model or the loader changes what it produces."""
 
 MIN_CACHE_BYTES = 4 << 20

@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from profiling.trace.decode import Chunk
+from profiling.trace.chunk import Chunk
 from profiling.trace.kinds import category_kinds
 from profiling.trace.lanes import build_lanes
 from profiling.trace.model import ArgsSource, Kind, Trace
+from profiling.trace.times import LIMIT_NS, NOT_A_NUMBER, OK
 
 _PHASE_KIND = {
     "i": Kind.INSTANT,
@@ -33,7 +34,8 @@ _SLICE_TABLE = np.zeros(256, dtype=bool)
 for _letter in "XBE":
     _SLICE_TABLE[ord(_letter)] = True
 
-_CONCAT = ("ts", "dur", "ph", "correlation", "external_id", "stream")
+_CONCAT = ("ts_ns", "dur_ns", "ts_state", "dur_state", "ph", "correlation", "external_id",
+           "stream")
 
 
 def build_trace(
@@ -64,24 +66,22 @@ def build_trace(
     lane = np.concatenate(lane_of).astype(np.int32)
     source_index = np.concatenate(entry).astype(np.int64)
     string_list = list(strings)
-    ts, dur, ph = col["ts"], col["dur"], col["ph"]
+    ts_ns, dur_ns, ph = col["ts_ns"], col["dur_ns"], col["ph"]
     kind = _kinds(ph, cats, string_list)
 
-    valid = np.abs(ts) < 9.2e15  # NaN (absent) and times beyond int64 nanoseconds fail
+    valid = col["ts_state"] == OK  # absent, NaN and times beyond int64 nanoseconds fail
     if not valid.all():
         warnings.append(f"skipped {int((~valid).sum())} events with no usable 'ts'")
     no_ph = ph == 0
     if no_ph.any():
         warnings.append(f"skipped {int(no_ph.sum())} events with no 'ph'")
         valid &= ~no_ph
-    bad_dur = ~np.isfinite(dur) | (dur < 0)
+    bad_dur = (col["dur_state"] == NOT_A_NUMBER) | (dur_ns < 0)  # too long: clipped, kept
     if bad_dur.any():
         warnings.append(f"set {int(bad_dur.sum())} negative or non-finite durations to 0")
-        dur[bad_dur] = 0.0
-    _pair_begin_end(ph, lane, ts, dur, valid, warnings)
+        dur_ns[bad_dur] = 0
+    _pair_begin_end(ph, lane, ts_ns, dur_ns, valid, warnings)
 
-    ts_ns = _to_ns(ts)
-    dur_ns = np.rint(np.minimum(dur, 9.2e15) * 1000.0).astype(np.int64)
     keys = list(lane_keys)
     meta = [m for c in chunks for m in c.meta]
     lanes, groups, lane_remap = build_lanes(keys, lane[valid], kind[valid], meta)
@@ -140,18 +140,6 @@ def _kinds(ph: np.ndarray, cat_id: np.ndarray, strings: list[str]) -> np.ndarray
     return np.where(_SLICE_TABLE[ph], by_category[cat_id], _PHASE_TABLE[ph]).astype(np.uint8)
 
 
-def _to_ns(ts_us: np.ndarray) -> np.ndarray:
-    """Microseconds (float, possibly epoch-sized) -> integer nanoseconds.
-
-    ``ts * 1000`` in float64 would round epoch timestamps to 256 ns, so whole and
-    fractional microseconds are converted separately.
-    """
-    safe = np.clip(np.where(np.isfinite(ts_us), ts_us, 0.0), -9.2e15, 9.2e15)
-    whole = np.floor(safe)
-    frac = np.rint((safe - whole) * 1000.0).astype(np.int64)
-    return whole.astype(np.int64) * 1000 + frac
-
-
 def _pair_begin_end(
     ph: np.ndarray,
     lane: np.ndarray,
@@ -160,7 +148,9 @@ def _pair_begin_end(
     valid: np.ndarray,
     warnings: list[str],
 ) -> None:
-    """Fold ``B``/``E`` pairs (same thread) into one slice on the ``B`` row; drop ``E``s."""
+    """Fold ``B``/``E`` pairs (same thread) into one slice on the ``B`` row; drop ``E``s.
+
+    Times are integer nanoseconds; ``dur`` is written in place."""
     marks = np.flatnonzero(((ph == ord("B")) | (ph == ord("E"))) & valid)
     if marks.size == 0:
         return
@@ -175,7 +165,7 @@ def _pair_begin_end(
         valid[i] = False
         if stacks[key]:
             b = stacks[key].pop()
-            dur[b] = max(0.0, ts[i] - ts[b])
+            dur[b] = min(max(0, int(ts[i]) - int(ts[b])), LIMIT_NS)
         else:
             unmatched_end += 1
     unmatched_begin = sum(len(s) for s in stacks.values())

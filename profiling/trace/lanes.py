@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from profiling.trace.decode import MetaEvent
+from profiling.trace.events import MetaEvent
 from profiling.trace.model import Group, Kind, Lane, LaneKind
 
 _GPU_KINDS = np.array(

@@ -13,18 +13,22 @@ import json
 import math
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any, TypeVar
 
 import msgspec
 
-_EVENT = msgspec.json.Decoder()
+from profiling.trace.events import NO_TEXT, ZERO_TEXT, Args, TextEvent
+
+# Floats as Decimal: an event's times keep every digit of their text (see times.py).
+_EVENT = msgspec.json.Decoder(float_hook=Decimal)
 T = TypeVar("T")
 _NONFINITE = re.compile(rb"-?Infinity|NaN")
 _MASKS = {b"NaN": b"0.0", b"Infinity": b"0.000000", b"-Infinity": b"-0.000000"}
 
 
-def lenient_event(raw: msgspec.Raw) -> Any:
-    """An ``Event`` built field by field (for an entry that typed decoding rejected),
+def lenient_event(raw: msgspec.Raw) -> TextEvent | None:
+    """An event built field by field (for an entry that typed decoding rejected),
     or None if the entry is not an event object."""
     try:
         value = _EVENT.decode(raw)
@@ -33,23 +37,25 @@ def lenient_event(raw: msgspec.Raw) -> Any:
     return event_from_value(value)
 
 
-def event_from_value(value: Any) -> Any:
-    """An ``Event`` from an already decoded JSON value, or None if it is not an object."""
-    from profiling.trace.decode import Args, Event  # the types live with the fast path
+def event_from_value(value: Any) -> TextEvent | None:
+    """An event from an already decoded JSON value, or None if it is not an object.
 
+    Times become text again (an int's digits, a Decimal's, a string's own) so the
+    one exact converter reads them; a value that is no number keeps the default.
+    """
     if not isinstance(value, dict):
         return None
     args = value.get("args")
     if not isinstance(args, dict):
         args = {}
-    return Event(
+    return TextEvent(
         ph=_as_str(value.get("ph")),
         name=_as_str(value.get("name")),
         cat=_as_str(value.get("cat")),
         pid=_as_id(value.get("pid")),
         tid=_as_id(value.get("tid")),
-        ts=_or(_as_float(value.get("ts")), math.nan),
-        dur=_or(_as_float(value.get("dur")), 0.0),
+        ts=_time_text(value.get("ts"), NO_TEXT),
+        dur=_time_text(value.get("dur"), ZERO_TEXT),
         id=_as_id(value.get("id")) if value.get("id") is not None else None,
         args=Args(
             correlation=_or(_as_int(args.get("correlation")), -1),
@@ -66,11 +72,12 @@ def event_from_value(value: Any) -> Any:
 # ---- text that is JSON only to a lenient reader ----
 
 
-def loads_lenient(doc: bytes) -> tuple[Any, list[str]] | None:
+def loads_lenient(doc: bytes, exact_floats: bool = False) -> tuple[Any, list[str]] | None:
     """Decode ``doc`` with Python's JSON rules, which accept ``NaN``, ``Infinity`` and
     ``-Infinity`` (as Python's ``json.dumps`` writes them), after replacing bytes
     that are not UTF-8 with U+FFFD.  Returns (value, what was repaired), or None if
     even that does not make it JSON.  Deeply nested text raises RecursionError.
+    ``exact_floats``: decimals become ``Decimal`` (every digit kept), not floats.
     """
     repairs: list[str] = []
     try:
@@ -80,7 +87,7 @@ def loads_lenient(doc: bytes) -> tuple[Any, list[str]] | None:
         repairs.append("bytes that are not UTF-8 (shown as \ufffd)")
     nonfinite = _NONFINITE.search(doc) is not None
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=Decimal) if exact_floats else json.loads(text)
     except ValueError:
         return None
     if nonfinite:
@@ -147,20 +154,21 @@ def _as_str(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _as_float(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        try:
-            return float(value)
-        except OverflowError:
-            return None
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
+def _time_text(value: Any, absent: msgspec.Raw) -> msgspec.Raw:
+    """The text of a time value for ``times.text_times_ns``; ``absent`` if no number.
+
+    Booleans, null, lists and objects are no time (as before: a ``true`` duration
+    is 0, a ``true`` ts is no usable ts).  A string is read as what it spells.
+    """
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
+        return absent
+    # An int's digits, a Decimal's (exponent form goes the slow way), a float's
+    # repr (only nan/inf reach here), a string's own text.
+    text = str(value).strip()
+    try:
+        return msgspec.Raw(text.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate in a string: no number anyway
+        return absent
 
 
 def _as_int(value: Any) -> int | None:
@@ -170,6 +178,10 @@ def _as_int(value: Any) -> int | None:
         return value if -(2**63) <= value < 2**63 else None
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
+    if isinstance(value, Decimal):  # (range first: int() of 1e999999 is a huge number)
+        if value.is_finite() and abs(value) < 2**63 and value == value.to_integral_value():
+            return int(value)
+        return None
     if isinstance(value, str) and value.isascii():
         try:
             number = int(value.strip())

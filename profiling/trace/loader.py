@@ -22,6 +22,7 @@ from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.model import Trace
 from profiling.trace.reader import Source, TextSpans, check_path, open_source, release_pages
 from profiling.trace.split import EventsSpan, chunk_bounds, find_events, reopened
+from profiling.trace.times import looks_exact_only
 
 Progress = Callable[[str, float], None]
 """Called with (stage, fraction done in 0..1) while loading."""
@@ -180,7 +181,10 @@ def _decode_all(
     report: Progress,
 ) -> list[Chunk]:
     n = len(bounds) - 1
-    jobs = [(bounds[i], bounds[i + 1], i == n - 1, not span.closed) for i in range(n)]
+    # Epoch-sized decimal times are read from their text; a sample says whether to
+    # start that way (each chunk still checks its own numbers and falls back).
+    exact = looks_exact_only(bytes(source.text[span.begin : span.begin + _SNIFF_BYTES]))
+    jobs = [(bounds[i], bounds[i + 1], i == n - 1, not span.closed, exact) for i in range(n)]
     if workers is None:
         workers = min(os.cpu_count() or 1, 4)
     big = span.end - span.begin >= PARALLEL_MIN_BYTES
@@ -188,8 +192,10 @@ def _decode_all(
         if workers > 1 and big and n > 1 and _can_fork():
             return _decode_parallel(source, jobs, workers, report)
         chunks = []
-        for k, (lo, hi, last, open_end) in enumerate(jobs):
-            chunks.append(decode_chunk(source.text, lo, hi, last, source.path, open_end))
+        for k, (lo, hi, last, open_end, _) in enumerate(jobs):
+            chunk = decode_chunk(source.text, lo, hi, last, source.path, open_end, exact)
+            exact = exact or chunk.exact_times  # the next chunks are likely alike
+            chunks.append(chunk)
             release_pages(source.text, lo, hi)
             report("decode", 0.05 + 0.8 * (k + 1) / n)
         return chunks
@@ -197,22 +203,26 @@ def _decode_all(
         if n == 1:
             raise
     # A cut landed inside a string (or the file is malformed): decode as one chunk.
-    return [decode_chunk(source.text, bounds[0], bounds[-1], True, source.path, not span.closed)]
+    return [decode_chunk(source.text, bounds[0], bounds[-1], True, source.path, not span.closed,
+                         exact)]
+
+
+_SNIFF_BYTES = 1 << 18
 
 
 _SHARED: Source | None = None  # the source, inherited by forked workers (never pickled)
 
 
-def _decode_in_worker(job: tuple[int, int, bool, bool]) -> Chunk:
+def _decode_in_worker(job: tuple[int, int, bool, bool, bool]) -> Chunk:
     assert _SHARED is not None
-    lo, hi, last, open_end = job
-    chunk = decode_chunk(_SHARED.text, lo, hi, last, _SHARED.path, open_end)
+    lo, hi, last, open_end, exact = job
+    chunk = decode_chunk(_SHARED.text, lo, hi, last, _SHARED.path, open_end, exact)
     release_pages(_SHARED.text, lo, hi)
     return chunk
 
 
 def _decode_parallel(
-    source: Source, jobs: list[tuple[int, int, bool, bool]], workers: int, report: Progress
+    source: Source, jobs: list[tuple[int, int, bool, bool, bool]], workers: int, report: Progress
 ) -> list[Chunk]:
     global _SHARED
     _SHARED = source

@@ -1,0 +1,208 @@
+"""Decoded events of one chunk -> plain columns (numpy arrays and a local string table).
+
+The result holds no per-event Python object, so chunks cross processes cheaply;
+``columns.build_trace`` merges them.  Times go through ``times`` (exact integer
+nanoseconds), ids through ``int_column`` (exact int64, -1 when absent or odd).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from profiling.trace.events import AnyEvent, Event, MetaEvent, TextEvent
+from profiling.trace.times import float_times_ns, text_times_ns
+
+
+@dataclass
+class Chunk:
+    """Columns of one chunk; ids in ``name_id``/``cat_id``/``lane`` are chunk-local."""
+
+    n_entries: int
+    entry: np.ndarray  # int64: index in the chunk's entry list, for rows (M events excluded)
+    ts_ns: np.ndarray  # int64 nanoseconds (see times.py)
+    dur_ns: np.ndarray  # int64 nanoseconds
+    ts_state: np.ndarray  # uint8: times.OK, OUT_OF_RANGE or NOT_A_NUMBER
+    dur_state: np.ndarray  # uint8
+    ph: np.ndarray  # uint8
+    name_id: np.ndarray  # int32 into strings
+    cat_id: np.ndarray  # int32 into strings
+    correlation: np.ndarray  # int64 (flows: flow id)
+    external_id: np.ndarray  # int64
+    stream: np.ndarray  # int64
+    lane: np.ndarray  # int32 into lane_keys
+    strings: list[str]
+    lane_keys: list[tuple[Any, Any]]
+    meta: list[MetaEvent]
+    end: int  # byte where this chunk's decoded events end (repairs move it back)
+    warnings: list[str] = field(default_factory=list)
+    skipped: int = 0  # entries that are not event objects
+    exact_times: bool = False  # times were read from their text (epoch-sized decimals)
+
+
+WRONG_TYPES = (
+    "read {} events whose fields have unexpected JSON types (e.g. a string 'ts'); "
+    "converted what could be"
+)
+
+
+def chunk_columns(
+    events: list[AnyEvent] | list[TextEvent],
+    end: int,
+    warnings: list[str],
+    placeholders: bool = False,
+) -> Chunk | None:
+    """Column-wise extraction: a few list comprehensions, no per-event branching.
+
+    None when ``events`` hold numbers too large to give exact nanoseconds (the
+    caller decodes them again keeping more of their text: see events.py).
+    """
+    n_entries = len(events)
+    meta = [
+        MetaEvent(e.name, _as_number(e.pid), _as_number(e.tid), e.args.name, e.args.labels,
+                  e.args.sort_index)
+        for e in events
+        if e.ph == "M"
+    ]
+    entry = np.arange(n_entries, dtype=np.int64)
+    rows: list[AnyEvent] = list(events)
+    if meta or placeholders:  # rows exclude M events and skipped entries
+        keep = [i for i, e in enumerate(events) if e.ph != "M" and e.ph != "\x00"]
+        rows = [events[i] for i in keep]
+        entry = np.asarray(keep, dtype=np.int64)
+    times = _times(rows, warnings)
+    if times is None:
+        return None
+    strings: dict[str, int] = {"": 0}
+    args = [e.args for e in rows]
+    pid = _ids([e.pid for e in rows])
+    tid = _ids([e.tid for e in rows])
+    keys = list(zip(pid, tid, strict=True))
+    lane_keys = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    ph = _phase_codes([e.ph for e in rows])
+    correlation = int_column([a.correlation for a in args])
+    for i in np.flatnonzero(np.isin(ph, _FLOW_CODES)).tolist():  # flows carry their id in "id"
+        flow_id = _as_int_id(rows[i].id)
+        correlation[i] = -1 if flow_id is None else flow_id
+    external_id = int_column([a.external_id for a in args])
+    old = external_id == -1
+    if old.any():
+        external_id[old] = int_column([a.external_id_old for a in args])[old]
+    n = len(rows)
+    return Chunk(
+        n_entries=n_entries,
+        entry=entry,
+        ts_ns=times[0],
+        dur_ns=times[1],
+        ts_state=times[2],
+        dur_state=times[3],
+        ph=ph,
+        name_id=_intern([e.name for e in rows], strings),
+        cat_id=_intern([e.cat for e in rows], strings),
+        correlation=correlation,
+        external_id=external_id,
+        stream=int_column([a.stream for a in args]),
+        lane=np.fromiter(map(lane_keys.__getitem__, keys), dtype=np.int32, count=n),
+        strings=list(strings),
+        lane_keys=list(lane_keys),
+        meta=meta,
+        end=end,
+        warnings=warnings,
+        exact_times=bool(rows) and not isinstance(rows[0], Event),
+    )
+
+
+def exact_chunk_columns(
+    events: list[TextEvent], end: int, warnings: list[str], placeholders: bool = False
+) -> Chunk:
+    """``chunk_columns`` of events whose times are text (never None: text is always exact)."""
+    chunk = chunk_columns(events, end, warnings, placeholders)
+    assert chunk is not None
+    return chunk
+
+
+def _times(
+    rows: list[AnyEvent], warnings: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """ts and dur in nanoseconds, with their states (see ``times``); None if numbers
+    cannot be exact.  All rows of a chunk come from one decoder, so one type."""
+    kind = type(rows[0]) if rows else Event
+    ts = _field_ns([e.ts for e in rows], as_text=kind is not Event)
+    dur = _field_ns([e.dur for e in rows], as_text=kind is TextEvent) if ts else None
+    if ts is None or dur is None:
+        return None
+    strings = max(ts[2], dur[2])  # JSON strings, read as the numbers they spell
+    if strings and not any("unexpected JSON types" in w for w in warnings):
+        warnings.append(WRONG_TYPES.format(strings))
+    return ts[0], dur[0], ts[1], dur[1]
+
+
+def _field_ns(values: list[Any], as_text: bool) -> tuple[np.ndarray, np.ndarray, int] | None:
+    if as_text:
+        return text_times_ns(values)
+    numbers = float_times_ns(values)
+    return None if numbers is None else (numbers[0], numbers[1], 0)
+
+
+_FLOW_CODES = np.array([ord("s"), ord("t"), ord("f")], dtype=np.uint8)
+
+
+def _intern(values: list[str], ids: dict[str, int]) -> np.ndarray:
+    for s in dict.fromkeys(values):
+        if s not in ids:
+            ids[s] = len(ids)
+    return np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
+
+
+def _phase_codes(phases: list[str]) -> np.ndarray:
+    """ord() of each phase letter (0 when absent), computed once per distinct phase."""
+    code = {p: (ord(p[0]) if p and ord(p[0]) < 256 else 0) for p in dict.fromkeys(phases)}
+    return np.fromiter(map(code.__getitem__, phases), dtype=np.uint8, count=len(phases))
+
+
+def _ids(values: list[int | str]) -> list[Any]:
+    """pid/tid values, with digit strings read as the integers they spell.
+
+    Old Kineto wrote some tids as strings and others as ints for one thread.
+    """
+    distinct = dict.fromkeys(values)
+    if not any(type(v) is str for v in distinct):
+        return values
+    as_number = {v: _as_number(v) for v in distinct}
+    return list(map(as_number.__getitem__, values))
+
+
+def _as_number(value: Any) -> Any:
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:
+        return int(value)  # ASCII only: '²'.isdigit() is True, but int('²') fails
+    return value
+
+
+def _as_int_id(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**63 else None
+    if isinstance(value, str):
+        try:
+            number = int(value, 0)
+        except ValueError:
+            return None
+        return number if -(2**63) <= number < 2**63 else None
+    return None
+
+
+def int_column(values: list[Any]) -> np.ndarray:
+    """Integers -> int64 column; anything else (hex strings, huge, odd) the slow way."""
+    try:
+        return np.array(values, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    out = np.full(len(values), -1, dtype=np.int64)
+    for i, v in enumerate(values):
+        number = _as_int_id(v)
+        if number is not None:
+            out[i] = number
+    return out
