@@ -109,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("open", help="browse traces in the terminal (the TUI)")
     p.add_argument("paths", nargs="+", metavar="PATH", help=PATHS_HELP)
+    p.add_argument(
+        "--screenshot-dir", metavar="DIR",
+        help="folder for ctrl+s screenshots (default: $ATTN_TUI_SCREENSHOT_DIR, else here)",
+    )  # fmt: skip
     _common(p, cache=True)
 
     p = sub.add_parser("stats", help="what is in a trace: lanes, regions, copies, warnings")

@@ -80,11 +80,11 @@ _APP = (
     Key("app", "]", "next file", "right_square_bracket", "tab(1)", "Next file", in_help=False),
     Key("app", "?", "every key (this help)", "question_mark", "help", "Help: every key", True, "?",
         short="Help"),
-    Key("app", "ctrl+p", "command palette: every action by name (and the open files)"),
+    Key("app", "ctrl+p", "command palette: every action by name, the open files"),
     Key("app", "ctrl+t", "switch light / dark theme", "ctrl+t", "toggle_theme",
         "Toggle light/dark theme"),
-    Key("app", "ctrl+s", "save an SVG screenshot of the screen, and say where\n"
-        "(in $ATTN_TUI_SCREENSHOT_DIR if set, else the current folder)",
+    Key("app", "ctrl+s", "save an SVG screenshot of the screen, and say where:\n"
+        "open --screenshot-dir DIR, else $ATTN_TUI_SCREENSHOT_DIR,\nelse the current folder",
         "ctrl+s", "screenshot_here", "Save an SVG screenshot"),
     Key("app", "q", "quit (also while a file is loading)", "q", "quit", "Quit", True),
     Key("app", "ctrl+c", "quit, even from a text field", "ctrl+c", "quit", "Quit",
@@ -120,14 +120,14 @@ _TIMELINE = (
     Key("timeline", "l / .", "select the next event on the cursor row\n"
         "(the first press: the first event in the window)", "l,full_stop", "step(1)",
         "Next event on the row"),
-    Key("timeline", "h / ,", "select the previous event on the cursor row (first: as l)",
+    Key("timeline", "h / ,", "select the previous event on the row (first press: as l)",
         "h,comma", "step(-1)", "Previous event on the row"),
-    Key("timeline", "g", "jump CPU⇄GPU: kernel -> its launch; op or launch -> its first kernel",
+    Key("timeline", "g", "jump CPU⇄GPU: kernel -> its launch;\nop or launch -> its first kernel",
         "g", "follow_link", "Jump CPU/GPU", True, short="CPU⇄GPU"),
     Key("timeline", "b / backspace", "back to the event selected before the jump",
         "b,backspace", "back", "Back"),
     Key("timeline", "esc", "clear the selection", "escape", "clear_selection", "Clear selection"),
-    Key("timeline", "mouse", "click selects (on a label: folds); ctrl/shift+wheel zooms"),
+    Key("timeline", "mouse", "click selects (on a label: folds); ctrl/shift+wheel zoom"),
 )
 
 _DETAILS = (
@@ -153,7 +153,7 @@ _DETAILS = (
 
 _REGIONS = (
     Key("regions", "↑ / ↓", "move in the focused table"),
-    Key("regions", "⏎", "region -> its instances -> their GPU events (full name below)"),
+    Key("regions", "⏎", "region -> its instances -> their GPU events\n(the full name below)"),
     Key("regions", "▁▃█", "GPU time of each instance, in order (height from zero)"),
     Key("regions", "z", "show the instance or GPU event on the timeline", "z", "zoom",
         "Show on timeline", True),
@@ -175,19 +175,19 @@ _OPS = (
     Key("ops", "← / →", "scroll sideways: the columns past the window's edge"),
     Key("ops", "Device", "CPU or CUDA: torch lists an op once per device it ran on"),
     Key("ops", "Self CUDA %", "share of torch's Self CUDA total, which leaves out GPU\n"
-        "annotations: an annotation row (attn_fwd on CUDA) can pass 100%"),
+        "annotations: so an annotation row (attn_fwd on CUDA)\ncan pass 100%"),
 )
 
 _COMPARE = (
-    Key("compare", "↑ / ↓", "move in the table; the row's implementation in full below"),
+    Key("compare", "↑ / ↓", "move in the table; the row's implementation below"),
     Key("compare", "← / →", "scroll the table sideways (its columns pass 80 cells)"),
-    Key("compare", "bars", "average GPU time per instance of each file, with its implementation"),
+    Key("compare", "bars", "average GPU time per instance of each file, and its\nimplementation"),
 )
 
 _FINDINGS = (
-    Key("findings", "↑ / ↓", "choose a finding: what it is and what to try, its evidence below"),
+    Key("findings", "↑ / ↓", "choose a finding: what it is and what to try;\nits evidence below"),
     Key("findings", "⏎", "finding -> its evidence events"),
-    Key("findings", "z", "show the evidence event on the timeline (on a finding: its first)",
+    Key("findings", "z", "show the evidence event on the timeline\n(on a finding: its first)",
         "z", "zoom", "Show on timeline", True),
     Key("findings", "esc", "back to the findings", "escape", "up", "Back to the findings"),
 )
@@ -201,13 +201,17 @@ def help_rows(view: str) -> list[Key]:
     return [k for k in KEYS if k.view == view and k.in_help]
 
 
-def bindings(view: str) -> list[BindingType]:
-    """Textual ``Binding``s for the app (``"app"``) or one view's widget."""
+def bindings(view: str, via: str = "") -> list[BindingType]:
+    """Textual ``Binding``s for the app (``"app"``) or one view's widget.
+
+    ``via``: bind them on an ancestor, whose ``action_<via>(action)`` runs each
+    on the widget (the timeline's keys on its view, so they also work while the
+    details panel under it has the focus)."""
     from textual.binding import Binding
 
     return [
-        Binding(k.bind, k.action, k.short or k.title, show=k.footer,
-                key_display=k.footer_key, priority=k.priority)  # fmt: skip
+        Binding(k.bind, f"{via}({k.action!r})" if via else k.action, k.short or k.title,
+                show=k.footer, key_display=k.footer_key, priority=k.priority)  # fmt: skip
         for k in KEYS
         if k.view == view and k.bind
     ]

@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     failures = preloads.failures()
     if failures:
         return _report(failures)
-    app = AttnTuiApp(list(args.paths), no_cache=no_cache, loader=preloads.loader)
+    app = AttnTuiApp(list(args.paths), no_cache=no_cache, loader=preloads.loader,
+                     screenshot_dir=getattr(args, "screenshot_dir", None))  # fmt: skip
     app.run()
     code = int(app.return_code or 0)
     failures = preloads.failures()

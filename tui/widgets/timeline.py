@@ -19,7 +19,6 @@ from textual.strip import Strip
 
 from profiling.trace.model import Kind
 from tui.guard import ReportsErrors
-from tui.keymap import bindings
 from tui.names import clip, short_name, visible
 from tui.timeline_model import TimelineModel
 from tui.timeline_moves import next_gpu_lane, next_lane, unfold_for_gpu
@@ -63,7 +62,8 @@ class Timeline(ReportsErrors, ScrollView, can_focus=True):
         "timeline--selected",
     }
 
-    BINDINGS = bindings("timeline")  # every key: tui/keymap.py
+    # Its keys (tui/keymap.py) are bound on TimelineView, so they also work while
+    # the details panel has the focus; the actions are here.
 
     class Changed(Message):
         """The window, the rows or the selection changed (the ruler and details redraw)."""

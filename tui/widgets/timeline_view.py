@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 
 from tui.guard import ReportsErrors
+from tui.keymap import bindings
 from tui.timeline_model import TimelineModel
 from tui.widgets.details import Details, DetailsKeys
 from tui.widgets.ruler import Ruler
@@ -13,6 +14,12 @@ from tui.widgets.timeline import Timeline
 
 
 class TimelineView(ReportsErrors, DetailsKeys, Vertical):  # DetailsKeys: i, y
+    """The timeline's keys are bound here, on the view, so they work wherever the
+    focus is in it: on the timeline, or on the details panel (whose own keys,
+    j/k and the page keys, scroll it while it has the focus; esc leaves it)."""
+
+    BINDINGS = bindings("timeline", via="timeline")
+
     def __init__(self, model: TimelineModel, **kwargs) -> None:
         super().__init__(**kwargs)
         self.model = model
@@ -28,6 +35,10 @@ class TimelineView(ReportsErrors, DetailsKeys, Vertical):  # DetailsKeys: i, y
 
     def focus_view(self) -> None:
         self.timeline.focus()
+
+    async def action_timeline(self, action: str) -> None:
+        """Run one of the timeline's actions (a key bound here)."""
+        await self.timeline.run_action(action)
 
     def on_mount(self) -> None:
         self.query_one(Details).show(self.model)
