@@ -4,7 +4,7 @@ Textual's ``Footer`` lays its keys out in one row and docks the ``^p palette``
 key on the right; in a narrow terminal the last keys run under the docked one
 and leave half a label and a stray character at the edge (``2 R▏^p palettes``
 at 80 columns).  This footer hides, from the end, the keys that would not fit,
-but always keeps the help key: ``?`` lists every key the footer leaves out.
+but always keeps help and quit: ``?`` lists every key the footer leaves out.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from textual import events
 from textual.widget import Widget
 from textual.widgets import Footer
 
-KEEP_ACTIONS = frozenset({"help", "app.help"})
-"""Footer keys never hidden (the help lists every key)."""
+KEEP_ACTIONS = frozenset({"help", "quit"})
+"""Footer keys never hidden: the help (it lists every key) and quit."""
 
 
 def fit(widths: list[int], keep: list[bool], room: int) -> list[bool]:
