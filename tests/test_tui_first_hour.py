@@ -208,7 +208,7 @@ async def test_tab_keeps_the_keys_working(naive_path, tmp_path, size):
 @pytest.mark.parametrize("size", SIZES)
 async def test_header_names_the_active_file_and_its_rank(tmp_path, size):
     doc = naive_like_doc(2)
-    doc["distributedInfo"]["rank"] = 3
+    doc["distributedInfo"].update(rank=3, world_size=8)
     ranked = write_doc(tmp_path / "rank3_trace.json", doc)
     plain = naive_like_doc(2)
     del plain["distributedInfo"]
@@ -216,7 +216,7 @@ async def test_header_names_the_active_file_and_its_rank(tmp_path, size):
     app = _app(ranked, unranked)
     async with app.run_test(size=size) as pilot:
         await wait_loaded(pilot)
-        assert "rank3_trace.json · rank 3" in _status(app)
+        assert "rank3_trace.json · rank 3 of 8" in _status(app)
         await pilot.press("right_square_bracket")
         assert "plain_trace.json" in _status(app) and "rank" not in _status(app)
 
@@ -405,3 +405,13 @@ async def test_gpu_events_title_names_the_instance(naive_path, size):
         title = str(view.kernels_table.border_title)
         n = len(view.current_region.instances)
         assert f"{inst.name} #{inst.index} (2 of {n})" in title
+
+
+def test_rank_text_reads_distributed_info_as_data():
+    from tui.widgets.trace_pane import rank_text
+
+    assert rank_text({"distributedInfo": {"rank": 2, "world_size": 8}}) == "rank 2 of 8"
+    assert rank_text({"distributedInfo": {"rank": "5", "world_size": 1}}) == "rank 5"
+    for bad in ({}, {"distributedInfo": None}, {"distributedInfo": {"rank": "x"}},
+                {"distributedInfo": {"rank": True}}, {"distributedInfo": {"rank": [1]}}):
+        assert rank_text(bad) == ""

@@ -53,6 +53,18 @@ def trace_rank(metadata: dict) -> int | None:
         return None
 
 
+def rank_text(metadata: dict) -> str:
+    """``rank 3 of 8`` (``rank 3`` when the world size is absent or 1); '' without a rank."""
+    rank = trace_rank(metadata)
+    if rank is None:
+        return ""
+    info = metadata.get("distributedInfo")
+    world = info.get("world_size") if isinstance(info, dict) else None
+    if isinstance(world, int) and not isinstance(world, bool) and world > 1:
+        return f"rank {rank} of {world}"
+    return f"rank {rank}"
+
+
 def progress_text(stage: str, fraction: float, size: int) -> str:
     """What the loading line says: the stage, and the bytes decoded so far.
 
@@ -279,9 +291,9 @@ class TracePane(ReportsErrors, Vertical):
             text.append(f" {VIEW_TITLES[v]} ", style=style)
         text.append("  ")
         text.append(visible(os.path.basename(self.path) or self.path), style="bold")
-        rank = trace_rank(self.session.trace.metadata) if self.session is not None else None
-        if rank is not None:
-            text.append(f" · rank {rank}", style="bold")
+        rank = rank_text(self.session.trace.metadata) if self.session is not None else ""
+        if rank:
+            text.append(f" · {rank}", style="bold")
         text.append(" · ")
         if self.state == "loading":
             text.append("loading…")
