@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState
@@ -29,6 +28,7 @@ from tui.findings_data import (
     jump_of,
 )
 from tui.guard import ReportsErrors
+from tui.keymap import bindings
 from tui.links import LinkLookup
 from tui.names import visible
 from tui.session import error_line
@@ -50,10 +50,7 @@ class FindingsView(ReportsErrors, RemembersTableFocus, Vertical):
     event on the timeline (``z`` on a finding shows its first evidence).
     """
 
-    BINDINGS = [
-        Binding("z", "zoom", "Show on timeline"),
-        Binding("escape", "up", "Up", show=False),
-    ]
+    BINDINGS = bindings("findings")  # every key: tui/keymap.py
 
     class ZoomTo(RegionsView.ZoomTo):
         """Show an evidence event on the timeline: the pane handles it as the

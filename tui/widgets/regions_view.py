@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.markup import escape
 from textual.message import Message
@@ -14,6 +13,7 @@ from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Trace
 from tui.fmt import fmt_ns, fmt_pct
 from tui.guard import ReportsErrors
+from tui.keymap import bindings
 from tui.links import LinkLookup, chain_text
 from tui.names import clip, short_name, visible
 from tui.regions_data import KernelRow, Region, gpu_sparkline, instance_span, kernel_rows
@@ -34,10 +34,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
     """Three tables stacked: names, instances of the chosen name, GPU events of the
     chosen instance.  ``⏎`` goes one table down, ``z`` shows it on the timeline."""
 
-    BINDINGS = [
-        Binding("z", "zoom", "Show on timeline"),
-        Binding("escape", "up", "Up", show=False),
-    ]
+    BINDINGS = bindings("regions")  # every key: tui/keymap.py
 
     class ZoomTo(Message):
         """Show an absolute time range (and select a row) on the timeline."""
