@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -210,3 +211,25 @@ def test_every_real_trace_loads_with_every_entry_counted(path: Path):
     entries = doc["traceEvents"] if isinstance(doc, dict) else doc
     assert trace.n_entries == len(entries)
     assert any(lane.kind == LaneKind.CPU for lane in trace.lanes)
+
+
+def test_gzip_cut_short_reads_what_a_plain_file_cut_there_would(write_trace):
+    """A gzip stream that ends early gives every complete event before the cut, with
+    the warning a plain JSON file cut at the same byte of its text gets."""
+    text = json.dumps({"schemaVersion": 1, "traceEvents": EVENTS * 30}).encode()
+    packed = gzip.compress(text, mtime=0)
+    checked = 0
+    for cut in range(len(packed) // 3, len(packed) - 8, max(1, len(packed) // 25)):
+        decoder = zlib.decompressobj(wbits=31)
+        prefix = decoder.decompress(packed[:cut]) + decoder.flush()
+        from_gzip = load_trace(write_trace(raw=packed[:cut], name="cut.json.gz"))
+        from_plain = load_trace(write_trace(raw=prefix, name="cut.json"))
+        assert len(from_gzip) == len(from_plain) > 0
+        assert np.array_equal(from_gzip.ts_ns, from_plain.ts_ns)
+        assert from_gzip.warnings == from_plain.warnings
+        assert any("file cut short" in w for w in from_gzip.warnings)
+        checked += 1
+    assert checked >= 10
+    whole_text = load_trace(write_trace(raw=packed[:-4], name="no_trailer.json.gz"))
+    assert len(whole_text) == len(load_trace(write_trace(raw=text, name="whole.json")))
+    assert any("gzip stream cut short" in w for w in whole_text.warnings)

@@ -162,6 +162,10 @@ def _build(
             else "the event list has no closing ']' (allowed by the Trace Event Format); "
             "every event was read"
         )
+    if source.gzip_cut_short and not any("cut short" in w for w in trace.warnings):
+        trace.warnings.append(  # only the gzip trailer (checksum and size) is missing
+            "gzip stream cut short after the end of its JSON: every event was read"
+        )
     gzip_text = source.text if source.gzipped and isinstance(source.text, bytes) else None
     return trace, spans, entry_starts, gzip_text
 

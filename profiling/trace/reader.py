@@ -37,6 +37,7 @@ class Source:
     size: int  # bytes on disk
     mtime_ns: int
     gzipped: bool
+    gzip_cut_short: bool = False  # the gzip stream ended early: ``text`` is what it held
 
 
 def check_path(path: str | os.PathLike[str]) -> os.stat_result:
@@ -69,12 +70,13 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     st = check_path(path)
     where = os.fspath(path)
     text: bytes | mmap.mmap
+    cut = False
     try:
         with open(path, "rb") as f:
             head = f.read(4)
             if head[:2] == GZIP_MAGIC:
                 f.seek(0)
-                text = gunzip(f.read(), where)
+                text, cut = gunzip_salvaged(f.read(), where)
             elif st.st_size == 0:
                 text = b""
             else:
@@ -84,7 +86,7 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     except OSError as exc:
         raise TraceError(f"cannot read ({exc.strerror or exc})", where, "check the file") from None
     start = _check_text(text, where, len(text), head[:2] == GZIP_MAGIC)
-    return Source(where, text, start, st.st_size, st.st_mtime_ns, head[:2] == GZIP_MAGIC)
+    return Source(where, text, start, st.st_size, st.st_mtime_ns, head[:2] == GZIP_MAGIC, cut)
 
 
 def _check_text(text: bytes | mmap.mmap, where: str, size: int, gzipped: bool = False) -> int:
@@ -153,9 +155,21 @@ def _only_zero_bytes(text: bytes | mmap.mmap, start: int) -> bool:
 
 
 def gunzip(data: bytes, where: str) -> bytes:
-    """Decompress every gzip member; a stream cut short or corrupt is an error."""
+    """Decompress every gzip member (a stream cut short gives what it holds)."""
+    return gunzip_salvaged(data, where)[0]
+
+
+def gunzip_salvaged(data: bytes, where: str) -> tuple[bytes, bool]:
+    """Decompress every gzip member; also say whether the stream ended early.
+
+    A stream cut short (a copy or download stopped, a writer killed) gives every
+    byte it holds, as a plain file cut short does: the JSON reader then keeps
+    every complete event.  Corrupt data, or bytes after the stream that are not
+    another member, are errors; a stream cut before any of its data is one too.
+    """
     out: list[bytes] = []
     rest = data
+    cut = False
     while rest:
         d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
         try:
@@ -168,11 +182,8 @@ def gunzip(data: bytes, where: str) -> bytes:
                 "the file is damaged; copy or capture it again",
             ) from None
         if not d.eof:
-            raise TraceError(
-                "gzip stream ends early (file cut short)",
-                where,
-                "copy the file again, or gunzip what is there and open the .json",
-            )
+            cut = True
+            break
         rest = d.unused_data
         if rest and rest[:2] != GZIP_MAGIC:
             if rest.strip(b"\x00"):  # trailing padding of zeros is common and harmless
@@ -180,7 +191,14 @@ def gunzip(data: bytes, where: str) -> bytes:
                     "unexpected bytes after the gzip stream", where, "the file is damaged"
                 )
             break
-    return b"".join(out)
+    text = b"".join(out)
+    if cut and not text:
+        raise TraceError(
+            "gzip stream ends early, before any of its data (file cut short)",
+            where,
+            "copy the file again, or capture the trace again",
+        )
+    return text, cut
 
 
 def release_pages(text: bytes | mmap.mmap, lo: int, hi: int) -> None:
