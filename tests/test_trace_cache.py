@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -143,3 +144,21 @@ def test_gzip_reopen_reads_args_without_decompressing(write_trace, user_cache, m
     second = load_trace(path, min_cache_bytes=0)
     rows = range(0, len(first), 7)
     assert [second.args(r) for r in rows] == [first.args(r) for r in rows]
+
+
+@cache_itself
+def test_gzip_threshold_is_the_decompressed_size(write_trace, user_cache):
+    """A gzip whose file is under the threshold but whose text is over it gets an
+    index (parsing it costs its text's size); one whose text is under gets none."""
+    big = write_trace(many_events(200), name="big.json.gz", gz=True)
+    small = write_trace(many_events(2), name="small.json.gz", gz=True)
+    text_size = len(gzip.decompress(big.read_bytes()))
+    threshold = big.stat().st_size * 2
+    assert text_size >= threshold > len(gzip.decompress(small.read_bytes()))
+    first = load_trace(big, min_cache_bytes=threshold)
+    assert (cache_dirs(big)[0] / "meta.json").is_file()
+    second = load_trace(big, min_cache_bytes=threshold)
+    assert isinstance(second.ts_ns, np.memmap)  # mapped from the index, not parsed
+    assert_same(first, second)
+    load_trace(small, min_cache_bytes=threshold)
+    assert not any(d.exists() for d in cache_dirs(small))

@@ -20,7 +20,14 @@ from profiling.trace.cache import GZIP_TEXT, MIN_CACHE_BYTES, read_cache, write_
 from profiling.trace.columns import build_trace
 from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.model import Trace
-from profiling.trace.reader import Source, TextSpans, check_path, open_source, release_pages
+from profiling.trace.reader import (
+    GZIP_MAGIC,
+    Source,
+    TextSpans,
+    check_path,
+    open_source,
+    release_pages,
+)
 from profiling.trace.split import EventsSpan, chunk_bounds, find_events, reopened
 from profiling.trace.times import looks_exact_only
 
@@ -44,13 +51,21 @@ def load_trace(
     Raises ``TraceError`` (one line: what, where, what to do) for anything that
     is not a readable trace.  Repairs it made (a file cut short, events of the
     wrong types) are listed in ``Trace.warnings``.  The file is never written;
-    traces of ``min_cache_bytes`` or more get a sidecar index (see ``cache``)
-    that the next load maps instead of parsing, unless ``use_cache`` is False.
+    traces whose JSON text is ``min_cache_bytes`` or more get a sidecar index
+    (see ``cache``) that the next load maps instead of parsing, unless
+    ``use_cache`` is False.
+
+    The text's size, not the file's: an 83 MB trace stored as a 3 MB gzip costs
+    an 83 MB parse.  A gzip file's index is always looked for (a stat and a hash
+    of at most 2 MiB of the file, less than decompressing it) and written once
+    the parse knows the text's length; the gzip trailer's size field is no
+    guide (modulo 4 GiB, of the last member only, absent when the file is cut).
     """
     report = progress or (lambda stage, fraction: None)
     report("read", 0.0)
     st = check_path(path)
-    cacheable = use_cache and st.st_size >= min_cache_bytes
+    gzipped = _starts_with_gzip_magic(path)
+    cacheable = use_cache and (gzipped or st.st_size >= min_cache_bytes)
     cache_warnings: list[str] = []
     if cacheable:
         hit = read_cache(Path(path), cache_warnings)
@@ -66,11 +81,20 @@ def load_trace(
             report("done", 1.0)
             return trace
     trace, spans, entry_starts, gzip_text = _parse(path, report, workers)
-    if cacheable:
+    text_size = st.st_size if gzip_text is None else len(gzip_text)
+    if cacheable and text_size >= min_cache_bytes:
         write_cache(trace, Path(path), spans, entry_starts, gzip_text is not None, gzip_text)
     trace.warnings.extend(cache_warnings)  # about this open only: not stored in the index
     report("done", 1.0)
     return trace
+
+
+def _starts_with_gzip_magic(path: str | os.PathLike[str]) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == GZIP_MAGIC
+    except OSError:
+        return False  # the parse says why it cannot read the file
 
 
 def _parse(
