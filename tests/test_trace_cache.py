@@ -162,3 +162,19 @@ def test_gzip_threshold_is_the_decompressed_size(write_trace, user_cache):
     assert_same(first, second)
     load_trace(small, min_cache_bytes=threshold)
     assert not any(d.exists() for d in cache_dirs(small))
+
+
+def test_user_cache_folder_comes_from_platformdirs(tmp_path, monkeypatch):
+    """Without the override, the index folder is platformdirs' user cache folder
+    for attn-tui (which honours XDG_CACHE_HOME on Linux)."""
+    import platformdirs
+
+    monkeypatch.delenv("ATTN_TUI_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    trace = tmp_path / "ro" / "t.json"
+    trace.parent.mkdir()
+    trace.write_text("{}")
+    expected = Path(platformdirs.user_cache_dir("attn-tui", appauthor=False))
+    assert cache_dirs(trace)[-1].parent == expected
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "override"))
+    assert cache_dirs(trace)[-1].parent == tmp_path / "override"

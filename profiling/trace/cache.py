@@ -24,6 +24,7 @@ from typing import Any, cast
 
 import msgspec
 import numpy as np
+import platformdirs
 
 from profiling.trace.model import Group, Kind, Lane, Trace
 
@@ -90,11 +91,13 @@ def _writable_by_intent(folder: Path) -> bool:
 
 
 def _user_cache_root() -> Path:
+    """``ATTN_TUI_CACHE_DIR`` (tests and CI set it), else the platform's user cache
+    folder for attn-tui (``$XDG_CACHE_HOME/attn-tui`` or ``~/.cache/attn-tui`` on
+    Linux, ``~/Library/Caches/attn-tui`` on macOS, the local app data on Windows)."""
     root = os.environ.get("ATTN_TUI_CACHE_DIR")
     if root:
         return Path(root)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "attn-tui"
+    return Path(platformdirs.user_cache_dir("attn-tui", appauthor=False))
 
 
 GZIP_TEXT = "text.json"
