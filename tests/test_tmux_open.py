@@ -34,6 +34,7 @@ class Terminal:
         self.width, self.height = width, height
 
     def _tmux(self, *args: str) -> str:
+        assert TMUX is not None  # the module is skipped without tmux
         out = subprocess.run(
             [TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=20
         )
