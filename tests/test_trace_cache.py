@@ -22,7 +22,7 @@ cache_itself = pytest.mark.skipif(
 )
 
 COLUMNS = ("ts_ns", "dur_ns", "name_id", "cat_id", "kind", "ph", "lane", "depth",
-           "correlation", "external_id", "stream", "source_index", "lane_start")
+           "correlation", "external_id", "stream", "source_index", "lane_start", "device_type")
 
 
 def many_events(copies: int) -> list[dict]:

@@ -45,7 +45,7 @@ import numpy as np
 from profiling.analysis.device_time import frontend_ids, own_device_time, place_overhead
 from profiling.analysis.links import Links, category_mask, link_gpu_events
 from profiling.analysis.nesting import Nesting, nest, subtree_sums
-from profiling.trace.model import NO_ID, Kind, Trace
+from profiling.trace.model import DEVICE_TYPE_NAMES, NO_ID, Kind, Trace
 
 FILTERED_NAMES = frozenset(
     {
@@ -84,7 +84,7 @@ class KeyAverage:
     """One row of the op table, as torch's ``FunctionEventAvg`` (times in us)."""
 
     key: str
-    device_type: str  # "CPU" or "CUDA"
+    device_type: str  # "CPU", or the device's: "CUDA" (ROCm too), "MTIA", "XPU", "HPU"
     count: int
     self_cpu_time_total: float
     cpu_time_total: float
@@ -305,7 +305,8 @@ class _Events:
         zero = np.zeros(rows.shape[0], dtype=np.int64)
         ann = (trace.kind[rows] == Kind.GPU_ANNOTATION).astype(np.int64)
         key = key_of_string[trace.name_id[rows]]
-        return cls(start, start + dur, key, zero + 1, ann, zero, zero, dur, dur)
+        device = np.maximum(trace.device_type[rows].astype(np.int64), 1)  # DeviceType, not CPU
+        return cls(start, start + dur, key, device, ann, zero, zero, dur, dur)
 
     @classmethod
     def of_memory(cls, trace: Trace, rows: np.ndarray, key_of_string: np.ndarray) -> _Events:
@@ -326,7 +327,7 @@ def _group(ev: _Events, key_strings: list[str]) -> list[KeyAverage]:
     if ev.start.shape[0] == 0:
         return []
     order = np.lexsort((-ev.end, ev.start))
-    group = (ev.key * 2 + ev.on_device) * 2 + ev.annotation
+    group = (ev.key * 8 + ev.on_device) * 2 + ev.annotation  # on_device: a DeviceType
     uniq, first, inverse = np.unique(group[order], return_index=True, return_inverse=True)
     g = np.empty_like(inverse)
     g[order] = inverse.reshape(-1)  # group index of each event
@@ -337,8 +338,8 @@ def _group(ev: _Events, key_strings: list[str]) -> list[KeyAverage]:
     for gi in np.argsort(first, kind="stable").tolist():
         code = int(uniq[gi])
         rows.append(KeyAverage(
-            key=key_strings[code >> 2],
-            device_type="CUDA" if (code >> 1) & 1 else "CPU",
+            key=key_strings[code >> 4],
+            device_type=DEVICE_TYPE_NAMES[(code >> 1) & 7],
             count=int(count[gi]),
             self_cpu_time_total=float(sums[0][gi]),
             cpu_time_total=float(sums[1][gi]),

@@ -26,9 +26,9 @@ import msgspec
 import numpy as np
 import platformdirs
 
-from profiling.trace.model import Group, Kind, Lane, Trace
+from profiling.trace.model import DeviceType, Group, Kind, Lane, Trace
 
-LOADER_VERSION = 5
+LOADER_VERSION = 6
 """Bump when the model or the loader changes what it produces."""
 
 MIN_CACHE_BYTES = 4 << 20
@@ -37,7 +37,7 @@ MIN_CACHE_BYTES = 4 << 20
 SUFFIX = ".attn-tui-cache"
 _COLUMNS = (
     "ts_ns", "dur_ns", "name_id", "cat_id", "kind", "ph", "lane", "depth",
-    "correlation", "external_id", "stream", "source_index", "lane_start",
+    "correlation", "external_id", "stream", "source_index", "lane_start", "device_type",
 )
 _HEAD_TAIL = 1 << 20
 
@@ -135,7 +135,7 @@ _DTYPES = {
     "ts_ns": np.int64, "dur_ns": np.int64, "name_id": np.int32, "cat_id": np.int32,
     "kind": np.uint8, "ph": np.uint8, "lane": np.int32, "depth": np.int16,
     "correlation": np.int64, "external_id": np.int64, "stream": np.int64,
-    "source_index": np.int64, "lane_start": np.int64,
+    "source_index": np.int64, "lane_start": np.int64, "device_type": np.uint8,
 }
 
 
@@ -157,7 +157,8 @@ def _check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane],
         raise ValueError("lanes do not match their rows")
     if n:
         for name, limit in (("name_id", len(meta.strings)), ("cat_id", len(meta.strings)),
-                            ("source_index", meta.n_entries), ("kind", len(Kind))):
+                            ("source_index", meta.n_entries), ("kind", len(Kind)),
+                            ("device_type", len(DeviceType))):
             column = columns[name]
             if int(column.min()) < 0 or int(column.max()) >= limit:
                 raise ValueError(f"column {name} out of range")

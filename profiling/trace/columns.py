@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from profiling.trace.chunk import Chunk
-from profiling.trace.kinds import category_kinds
+from profiling.trace.kinds import category_kinds, copy_kinds_by_name, device_types
 from profiling.trace.lanes import build_lanes
 from profiling.trace.model import ArgsSource, Kind, Trace
 from profiling.trace.times import LIMIT_NS, NOT_A_NUMBER, OK
@@ -67,7 +67,9 @@ def build_trace(
     source_index = np.concatenate(entry).astype(np.int64)
     string_list = list(strings)
     ts_ns, dur_ns, ph = col["ts_ns"], col["dur_ns"], col["ph"]
-    kind = _kinds(ph, cats, string_list)
+    kind = copy_kinds_by_name(_kinds(ph, cats, string_list), cats, names, string_list)
+    by_category = np.array([int(d) for d in device_types(string_list)], dtype=np.uint8)
+    device = np.where(_SLICE_TABLE[ph], by_category[cats], 0).astype(np.uint8)
 
     valid = col["ts_state"] == OK  # absent, NaN and times beyond int64 nanoseconds fail
     if not valid.all():
@@ -84,7 +86,7 @@ def build_trace(
 
     keys = list(lane_keys)
     meta = [m for c in chunks for m in c.meta]
-    lanes, groups, lane_remap = build_lanes(keys, lane[valid], kind[valid], meta)
+    lanes, groups, lane_remap = build_lanes(keys, lane[valid], kind[valid], meta, device[valid])
     lane = lane_remap[lane]
 
     rows = np.flatnonzero(valid)
@@ -120,6 +122,7 @@ def build_trace(
         metadata=metadata,
         warnings=warnings,
         args_source=args_source,
+        device_type=device[order],
     )
 
 

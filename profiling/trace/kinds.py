@@ -1,13 +1,22 @@
-"""Phase + category -> ``Kind``, across Kineto's old and new spellings.
+"""Phase + category -> ``Kind`` and ``DeviceType``, across Kineto's spellings.
 
 Kineto renamed its categories around 2022 (``Operator`` -> ``cpu_op``,
 ``Runtime`` -> ``cuda_runtime``, ``Kernel`` -> ``kernel``, ``Memcpy`` ->
 ``gpu_memcpy``); traces of both eras are common, so both map to one kind.
+
+Devices follow torch's ``deviceTypeFromActivity``: ``kernel``/``gpu_memcpy``/
+``gpu_memset`` are CUDA (ROCm too: torch calls HIP "CUDA"), or XPU when the
+trace comes from an XPU build (its runtime calls are ``xpu_runtime``);
+``cuda_sync`` and ``gpu_user_annotation`` are CUDA; ``mtia_ccp_events`` and
+``mtia_insight`` are MTIA; ``hpu_op`` is HPU.  A trace of a PrivateUse1 backend
+(``privateuse1_runtime`` calls) has PrivateUse1 kernels, as in torch.
 """
 
 from __future__ import annotations
 
-from profiling.trace.model import Kind
+import numpy as np
+
+from profiling.trace.model import DeviceType, Kind
 
 _COMPLETE_BY_CATEGORY: dict[str, Kind] = {
     "cpu_op": Kind.CPU_OP,
@@ -29,7 +38,25 @@ _COMPLETE_BY_CATEGORY: dict[str, Kind] = {
     "gpu_user_annotation": Kind.GPU_ANNOTATION,
     "python_function": Kind.PYTHON_FUNCTION,
     "python": Kind.PYTHON_FUNCTION,
+    # Accelerators whose one device category holds kernels and copies alike
+    # (told apart by name: see NAMED_DEVICE_CATEGORIES).
+    "mtia_ccp_events": Kind.KERNEL,
+    "mtia_insight": Kind.KERNEL,
+    "hpu_op": Kind.KERNEL,
 }
+
+NAMED_DEVICE_CATEGORIES = frozenset({"mtia_ccp_events", "mtia_insight", "hpu_op"})
+"""Device categories with no separate copy category: an event named ``Memcpy...`` or
+``Memset...`` there is a memcpy or memset (CUDA's own copy names start so)."""
+
+_GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"})
+_CUDA_ONLY_CATEGORIES = frozenset({"cuda_sync", "gpu_user_annotation", "cuda_profiler_range"})
+_FIXED_DEVICE: dict[str, DeviceType] = {
+    "mtia_ccp_events": DeviceType.MTIA,
+    "mtia_insight": DeviceType.MTIA,
+    "hpu_op": DeviceType.HPU,
+}
+_CUDA_HOST = frozenset({"cuda_runtime", "cuda_driver", "hip_runtime", "runtime"})
 
 _BY_PHASE: dict[str, Kind] = {
     "i": Kind.INSTANT,
@@ -53,3 +80,50 @@ def kind_of(ph: str, category: str) -> Kind:
 def category_kinds(categories: list[str]) -> list[Kind]:
     """Slice kind for every interned category string (vectorised lookup table)."""
     return [_COMPLETE_BY_CATEGORY.get(c.lower(), Kind.OTHER) for c in categories]
+
+
+def device_types(categories: list[str]) -> list[DeviceType]:
+    """The device type of every interned category string (CPU for host categories).
+
+    The whole list decides what a GPU category means: XPU when the trace has XPU
+    runtime calls and no CUDA/HIP ones, PrivateUse1 likewise, else CUDA.
+    """
+    lower = [c.lower() for c in categories]
+    present = set(lower)
+    gpu = DeviceType.CUDA
+    if not present & _CUDA_HOST:
+        if present & {"xpu_runtime", "xpu_driver"}:
+            gpu = DeviceType.XPU
+        elif present & {"privateuse1_runtime", "privateuse1_driver"}:
+            gpu = DeviceType.PRIVATEUSE1
+    private = gpu is DeviceType.PRIVATEUSE1
+    out = []
+    for c in lower:
+        if c in _GPU_CATEGORIES:
+            out.append(gpu)
+        elif c in _CUDA_ONLY_CATEGORIES:
+            out.append(DeviceType.PRIVATEUSE1 if private else DeviceType.CUDA)
+        elif c in _FIXED_DEVICE:
+            fixed = _FIXED_DEVICE[c]
+            out.append(DeviceType.PRIVATEUSE1 if private and fixed is DeviceType.MTIA else fixed)
+        else:
+            out.append(DeviceType.CPU)
+    return out
+
+
+def copy_kinds_by_name(
+    kind: np.ndarray, cat_id: np.ndarray, name_id: np.ndarray, strings: list[str]
+) -> np.ndarray:
+    """``kind`` with the kernels of NAMED_DEVICE_CATEGORIES named ``Memcpy...`` or
+    ``Memset...`` turned into memcpys and memsets."""
+    named = np.array([s.lower() in NAMED_DEVICE_CATEGORIES for s in strings], dtype=bool)
+    if not named.any() or kind.shape[0] == 0:
+        return kind
+    prefix = [s[:6].lower() for s in strings]
+    copy = np.array([p == "memcpy" for p in prefix], dtype=bool)
+    fill = np.array([p == "memset" for p in prefix], dtype=bool)
+    where = named[cat_id] & (kind == Kind.KERNEL)
+    out = kind.copy()
+    out[where & copy[name_id]] = Kind.MEMCPY
+    out[where & fill[name_id]] = Kind.MEMSET
+    return out

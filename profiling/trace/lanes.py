@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from profiling.trace.events import MetaEvent
-from profiling.trace.model import Group, Kind, Lane, LaneKind
+from profiling.trace.model import DEVICE_TYPE_NAMES, DeviceType, Group, Kind, Lane, LaneKind
 
 _GPU_KINDS = np.array(
     [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_ANNOTATION], dtype=np.uint8
@@ -51,10 +51,17 @@ def build_lanes(
     lane_of_row: np.ndarray,
     kind_of_row: np.ndarray,
     meta_events: list[MetaEvent],
+    device_of_row: np.ndarray | None = None,
 ) -> tuple[list[Lane], list[Group], np.ndarray]:
-    """Lanes in display order, their groups, and old-lane-id -> display-index map."""
+    """Lanes in display order, their groups, and old-lane-id -> display-index map.
+
+    ``device_of_row`` (``DeviceType``) names a device group that has no label of
+    its own: "MTIA 0" rather than "GPU 0"."""
     meta = _Meta(meta_events)
     n = len(keys)
+    lane_device = np.zeros(max(n, 1), dtype=np.int64)
+    if device_of_row is not None and device_of_row.shape[0]:
+        np.maximum.at(lane_device, lane_of_row, device_of_row.astype(np.int64))
     gpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _GPU_KINDS)], minlength=n)
     cpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _CPU_KINDS)], minlength=n)
 
@@ -68,6 +75,9 @@ def build_lanes(
             kind = LaneKind.OTHER
         drafts.append((i, pid, tid, kind))
 
+    group_device: dict[Any, int] = {}
+    for i, pid, _, _ in drafts:
+        group_device[pid] = max(group_device.get(pid, 0), int(lane_device[i]))
     group_kind: dict[Any, str] = {}
     for _, pid, _, kind in drafts:
         if kind == LaneKind.GPU or pid not in group_kind:
@@ -90,7 +100,7 @@ def build_lanes(
                 index=len(groups),
                 pid=pid,
                 kind=group_kind[pid],
-                label=_group_label(pid, group_kind[pid], meta),
+                label=_group_label(pid, group_kind[pid], meta, group_device[pid]),
                 sort_index=group_order(pid)[1],
             )
         )
@@ -126,7 +136,7 @@ def _stream_number(tid: Any) -> int:
     return int(digits[:18]) if digits else 0
 
 
-def _group_label(pid: Any, kind: str, meta: _Meta) -> str:
+def _group_label(pid: Any, kind: str, meta: _Meta, device: int = 0) -> str:
     if pid == "":
         return "global (no process)"  # Kineto's global-scope instants ("s": "g")
     labels = meta.process_labels.get(pid, "")
@@ -134,7 +144,8 @@ def _group_label(pid: Any, kind: str, meta: _Meta) -> str:
     if kind == LaneKind.GPU:
         if labels.startswith(("GPU", "MTIA", "XPU", "HPU")):
             return labels
-        return f"GPU {pid}"
+        named = device not in (DeviceType.CPU, DeviceType.CUDA)  # CUDA and ROCm: "GPU"
+        return f"{DEVICE_TYPE_NAMES[device] if named else 'GPU'} {pid}"
     if name and labels:
         return f"{name} ({labels}) pid {pid}"
     if name:

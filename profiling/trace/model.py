@@ -50,6 +50,26 @@ GPU_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
 """Kinds that run on a device and are launched from the host (the 'GPU events')."""
 
 
+class DeviceType(IntEnum):
+    """Where an event ran, as torch's ``DeviceType`` names it in ``key_averages``.
+
+    torch calls ROCm "CUDA" (HIP stands in for CUDA), and so does this model; an
+    MTIA, XPU or HPU device event is one of those, as in torch's
+    ``deviceTypeFromActivity``.  Host events are CPU.
+    """
+
+    CPU = 0
+    CUDA = 1
+    MTIA = 2
+    XPU = 3
+    HPU = 4
+    PRIVATEUSE1 = 5
+
+
+DEVICE_TYPE_NAMES = ("CPU", "CUDA", "MTIA", "XPU", "HPU", "PrivateUse1")
+"""``DeviceType`` -> the name torch prints (``FunctionEventAvg.device_type``)."""
+
+
 class LaneKind:
     CPU = "cpu"
     GPU = "gpu"
@@ -120,6 +140,14 @@ class Trace:
     # Where ``args`` come from: a loaded trace reads them lazily from its file;
     # a trace built in memory (synthetic data) has none.
     args_source: ArgsSource | None = None
+    # uint8, DeviceType of each row (from its category; see kinds.device_types).
+    # A trace built in memory without it gets CUDA for device kinds, else CPU.
+    device_type: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
+
+    def __post_init__(self) -> None:
+        if self.device_type.shape[0] != self.ts_ns.shape[0]:
+            device = np.isin(self.kind, [*GPU_KINDS, Kind.GPU_ANNOTATION])
+            self.device_type = np.where(device, DeviceType.CUDA, DeviceType.CPU).astype(np.uint8)
 
     # ---- small, readable accessors (the columns are the fast path) ----
 
