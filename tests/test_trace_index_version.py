@@ -1,0 +1,108 @@
+"""The index format version moves with what the index stores.
+
+``cache.LOADER_VERSION`` is part of every index's key, so an index written by an
+older loader is never read as current.  That only works if the version is bumped
+whenever what is stored changes: its files, their columns and dtypes, the meta
+fields, or the values the loader puts in them.  This test keeps a fingerprint of
+all that, taken from the index of one reference trace, beside each version.
+
+When it fails: bump ``LOADER_VERSION`` in ``profiling/trace/cache.py`` and add
+the new version's fingerprint below (the failure prints it).  Never edit an
+existing entry: a changed index under an old version number is what this guards
+against.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from profiling.trace import cache
+from profiling.trace.loader import load_trace
+from profiling.trace.model import Group, Lane
+from tests.test_trace_devices import accelerator_trace
+from tests.test_trace_loader import EVENTS
+
+FINGERPRINTS = {
+    6: "7ccd0a8bcff6702ec23ea4489524a0376323fa4d87cda3dc9fb6645285ccd424",
+}
+"""LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
+
+REFERENCE_TEXT = (
+    # Epoch nanoseconds (exact time), a second process with an MTIA device, B/E pairs,
+    # flows, instants, metadata: every column and table of the index has content.
+    json.dumps({"schemaVersion": 1, "traceEvents": EVENTS + [
+        dict(e, pid=e["pid"] + 1000 if e["pid"] != 1 else 7, ts=e.get("ts", 0) + 1, tid=5)
+        for e in accelerator_trace("mtia_runtime", "mtia_ccp_events")
+    ]}).replace('"ts": 100.0,', '"ts": 1712195495505828.904,').encode()
+)
+
+
+def schema() -> dict[str, object]:
+    """What the index is made of, as the code declares it."""
+    return {
+        "columns": list(cache._COLUMNS),
+        "dtypes": {name: str(dtype.__name__) for name, dtype in cache._DTYPES.items()},
+        "meta": [(f, str(t)) for f, t in zip(cache._Meta.__struct_fields__,
+                                             cache._Meta.__annotations__.values(), strict=True)],
+        "lane": [(f.name, str(f.type)) for f in dataclasses.fields(Lane)],
+        "group": [(f.name, str(f.type)) for f in dataclasses.fields(Group)],
+        "files": ["meta.json", cache.GZIP_TEXT, cache.SUFFIX],
+    }
+
+
+def index_fingerprint(folder: Path) -> str:
+    """sha256 of the schema and of every file of the index (meta without its key,
+    which holds the file's mtime)."""
+    digest = hashlib.sha256(json.dumps(schema(), sort_keys=True).encode())
+    for item in sorted(folder.iterdir()):
+        digest.update(item.name.encode())
+        data = item.read_bytes()
+        if item.name == "meta.json":
+            meta = msgspec.json.decode(data)
+            meta.pop("key")
+            data = json.dumps(meta, sort_keys=True).encode()
+        digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+@pytest.fixture
+def reference_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "user-cache"))
+    path = tmp_path / "reference.json"
+    path.write_bytes(REFERENCE_TEXT)
+    load_trace(path, min_cache_bytes=0)
+    folder = cache.cache_dirs(path)[0]
+    assert (folder / "meta.json").is_file()
+    return folder
+
+
+def test_the_index_changes_only_with_a_version_bump(reference_index: Path):
+    got = index_fingerprint(reference_index)
+    assert cache.LOADER_VERSION == max(FINGERPRINTS), (
+        f"LOADER_VERSION is {cache.LOADER_VERSION}: add its fingerprint, {got!r}, here"
+    )
+    assert got == FINGERPRINTS[cache.LOADER_VERSION], (
+        "the sidecar index changed (files, columns, dtypes, meta fields or stored values) "
+        f"without a new LOADER_VERSION: bump it in cache.py and add {{{cache.LOADER_VERSION + 1}:"
+        f" {got!r}}} to FINGERPRINTS"
+    )
+
+
+def test_each_version_has_its_own_fingerprint():
+    assert len(set(FINGERPRINTS.values())) == len(FINGERPRINTS)
+
+
+def test_the_fingerprint_sees_a_changed_value(reference_index: Path):
+    """The guard can fail: one byte of one column changes the fingerprint."""
+    before = index_fingerprint(reference_index)
+    column = reference_index / "ts_ns.npy"
+    data = bytearray(column.read_bytes())
+    data[-1] ^= 1
+    column.write_bytes(bytes(data))
+    assert index_fingerprint(reference_index) != before
