@@ -315,6 +315,9 @@ CASES = [
          "no complete event"),
     Case("cut_in_header", "file cut mid-event", b'{"schemaVersion": 1, "trace', ERROR,
          "before any 'traceEvents'"),
+    Case("cut_after_a_brace_in_first_event", "file cut mid-event",  # a cut, not bad JSON
+         doc()[: doc().index(b'"python3"}') + len(b'"python3"}')], ERROR,
+         "file cut short and no complete event could be found"),
     Case("zero_padding_after_json", "file cut mid-event", doc() + b"\x00" * 4096, WARNS,
          "zeros"),
     # structure

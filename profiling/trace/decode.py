@@ -30,7 +30,7 @@ from profiling.trace.lenient import (
     loads_lenient,
     mask_for_structure,
 )
-from profiling.trace.split import raise_malformed
+from profiling.trace.split import ends_early, raise_malformed
 
 __all__ = ["Chunk", "chunk_entries", "decode_chunk", "split_entries"]
 
@@ -189,7 +189,8 @@ def _repair_cut(
     if not body.strip(b"{ \t\r\n"):
         warnings.append("file cut short before its first complete event")
         return b"[]", lo
-    if "truncated" not in str(exc):  # damaged before its end: say where
+    if not ends_early(exc, len(body) + 1):  # damaged before its end: say where
+        # (the probe document is "[" + body + "]": wanting more at its "]" is a cut)
         _raise_at(exc, lo - 1, where)
         raise exc
     raise TraceError(

@@ -104,7 +104,7 @@ def _object_span(text: bytes | mmap.mmap, first: int, end: int, where: str) -> E
     except msgspec.ValidationError:
         raise TraceError("JSON, but not a trace (odd top-level keys)", where, _TRACE_HINT) from None
     except msgspec.DecodeError as exc:
-        if "truncated" in str(exc):
+        if ends_early(exc, len(view)):
             return _truncated_object_span(text, first, where)
         # NaN/Infinity tokens or bytes that are not UTF-8 (the chunk decoder reads
         # those leniently): find the structure in a masked copy with the same offsets.
@@ -115,7 +115,7 @@ def _object_span(text: bytes | mmap.mmap, first: int, end: int, where: str) -> E
                 "JSON, but not a trace (odd top-level keys)", where, _TRACE_HINT
             ) from None
         except msgspec.DecodeError as again:
-            if "truncated" in str(again):
+            if ends_early(again, len(view)):
                 return _truncated_object_span(text, first, where)
             raise_malformed(again, where)  # what is wrong besides NaN and bad bytes
             raise
@@ -146,6 +146,17 @@ def _object_span(text: bytes | mmap.mmap, first: int, end: int, where: str) -> E
 
 
 _UNREADABLE = object()
+_BYTE_AT = re.compile(r"\(byte (\d+)\)")
+
+
+def ends_early(exc: msgspec.DecodeError, length: int) -> bool:
+    """Whether a decode error says the text stopped before its JSON did: msgspec says
+    "truncated", or it wanted more (``expected ',' or '}'``) at the very end."""
+    message = str(exc)
+    if "truncated" in message:
+        return True
+    at = _BYTE_AT.search(message)
+    return at is not None and int(at.group(1)) >= length
 
 
 def _decode_top(text: Any) -> dict[str, msgspec.Raw]:
