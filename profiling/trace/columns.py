@@ -71,17 +71,7 @@ def build_trace(
     by_category = np.array([int(d) for d in device_types(string_list)], dtype=np.uint8)
     device = np.where(_SLICE_TABLE[ph], by_category[cats], 0).astype(np.uint8)
 
-    valid = col["ts_state"] == OK  # absent, NaN and times beyond int64 nanoseconds fail
-    if not valid.all():
-        warnings.append(f"skipped {int((~valid).sum())} events with no usable 'ts'")
-    no_ph = ph == 0
-    if no_ph.any():
-        warnings.append(f"skipped {int(no_ph.sum())} events with no 'ph'")
-        valid &= ~no_ph
-    bad_dur = (col["dur_state"] == NOT_A_NUMBER) | (dur_ns < 0)  # too long: clipped, kept
-    if bad_dur.any():
-        warnings.append(f"set {int(bad_dur.sum())} negative or non-finite durations to 0")
-        dur_ns[bad_dur] = 0
+    valid = _usable_rows(col, warnings)
     _pair_begin_end(ph, lane, ts_ns, dur_ns, valid, warnings)
 
     keys = list(lane_keys)
@@ -124,6 +114,23 @@ def build_trace(
         args_source=args_source,
         device_type=device[order],
     )
+
+
+def _usable_rows(col: dict[str, np.ndarray], warnings: list[str]) -> np.ndarray:
+    """Rows with a usable ts and a phase; bad durations set to 0 in place (warned)."""
+    valid = col["ts_state"] == OK  # absent, NaN and times beyond int64 nanoseconds fail
+    if not valid.all():
+        warnings.append(f"skipped {int((~valid).sum())} events with no usable 'ts'")
+    no_ph = col["ph"] == 0
+    if no_ph.any():
+        warnings.append(f"skipped {int(no_ph.sum())} events with no 'ph'")
+        valid &= ~no_ph
+    dur_ns = col["dur_ns"]
+    bad_dur = (col["dur_state"] == NOT_A_NUMBER) | (dur_ns < 0)  # too long: clipped, kept
+    if bad_dur.any():
+        warnings.append(f"set {int(bad_dur.sum())} negative or non-finite durations to 0")
+        dur_ns[bad_dur] = 0
+    return valid
 
 
 def _remap(local: list[Any], global_ids: dict[Any, int]) -> np.ndarray:

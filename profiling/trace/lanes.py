@@ -59,22 +59,10 @@ def build_lanes(
     its own: "MTIA 0" rather than "GPU 0"."""
     meta = _Meta(meta_events)
     n = len(keys)
+    drafts = _lane_drafts(keys, lane_of_row, kind_of_row)
     lane_device = np.zeros(max(n, 1), dtype=np.int64)
     if device_of_row is not None and device_of_row.shape[0]:
         np.maximum.at(lane_device, lane_of_row, device_of_row.astype(np.int64))
-    gpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _GPU_KINDS)], minlength=n)
-    cpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _CPU_KINDS)], minlength=n)
-
-    drafts = []
-    for i, (pid, tid) in enumerate(keys):
-        if gpu_rows[i] > 0 and gpu_rows[i] >= cpu_rows[i]:
-            kind = LaneKind.GPU
-        elif cpu_rows[i] > 0:
-            kind = LaneKind.CPU
-        else:
-            kind = LaneKind.OTHER
-        drafts.append((i, pid, tid, kind))
-
     group_device: dict[Any, int] = {}
     for i, pid, _, _ in drafts:
         group_device[pid] = max(group_device.get(pid, 0), int(lane_device[i]))
@@ -129,6 +117,26 @@ def build_lanes(
         groups[lane.group].lanes.append(lane.index)
         lanes.append(lane)
     return lanes, groups, remap
+
+
+def _lane_drafts(
+    keys: list[tuple[Any, Any]], lane_of_row: np.ndarray, kind_of_row: np.ndarray
+) -> list[tuple[int, Any, Any, str]]:
+    """(lane id, pid, tid, lane kind) of every lane: GPU where device events are
+    the majority, CPU where host events are, else other."""
+    n = len(keys)
+    gpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _GPU_KINDS)], minlength=n)
+    cpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _CPU_KINDS)], minlength=n)
+    drafts = []
+    for i, (pid, tid) in enumerate(keys):
+        if gpu_rows[i] > 0 and gpu_rows[i] >= cpu_rows[i]:
+            kind = LaneKind.GPU
+        elif cpu_rows[i] > 0:
+            kind = LaneKind.CPU
+        else:
+            kind = LaneKind.OTHER
+        drafts.append((i, pid, tid, kind))
+    return drafts
 
 
 def _stream_number(tid: Any) -> int:
