@@ -196,7 +196,9 @@ def region_implementation(a: AnalysedTrace, region: str,
     ops = {trace.name(r) for v in instances for r in v.op_rows(trace).tolist()}
     looks = is_attention_name(region) or (
         bool(instances) and work_from_ops(trace, instances[-1].cpu_rows(trace)) is not None)
-    return identify(kernels, ops, len(instances), unfused=looks)
+    calls = {trace.name(int(c)) for v in instances
+             for c in a.links.launch[a.gpu_rows(v)].tolist() if c >= 0}  # hip*: ROCm evidence
+    return identify(kernels, ops, len(instances), unfused=looks, call_names=calls)
 
 
 def implementations_by_region(analysed: AnalysedTrace | Trace) -> dict[str, Implementation]:
