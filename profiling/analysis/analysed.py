@@ -112,7 +112,7 @@ class AnalysedTrace:
     @part
     def attention_regions(self) -> tuple[str, ...]:
         """The regions worth explaining as attention (``attention_regions``)."""
-        return tuple(attention_regions(self.trace, self.regions))
+        return tuple(attention_regions(self.trace, self.links, self.regions))
 
     @part
     def key_averages(self) -> KeyAverages:

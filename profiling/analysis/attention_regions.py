@@ -11,17 +11,13 @@ something to say about them and every count equals ``stats``.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from profiling.analysis import attention_names
-from profiling.analysis.attention_flops import ATTENTION_OPS
+from profiling.analysis.attention_sites import attention_kernel_sites, attention_op_names
 from profiling.analysis.links import Links
 from profiling.analysis.regions import RegionInstance, Regions, instances_at
 from profiling.trace.model import Kind, Trace
-
-_ATTENTION_NAME = re.compile(r"(?i)attn|attention")
 
 
 def region_instances(trace: Trace, links: Links, regions: Regions,
@@ -30,9 +26,12 @@ def region_instances(trace: Trace, links: Links, regions: Regions,
     found = regions.select(region)
     if found:
         return found
-    if region in ATTENTION_OPS:
-        return instances_at(trace, links, _outermost_op_rows(trace, region))
-    return []
+    if attention_names.is_attention_op(region):
+        rows = _outermost_op_rows(trace, region)
+        if rows.size:
+            return instances_at(trace, links, rows)
+    sites = attention_kernel_sites(trace, links)
+    return instances_at(trace, links, sites[trace.name_id[sites] == trace.string_ids(region)])
 
 
 def is_attention_name(name: str) -> bool:
@@ -40,15 +39,19 @@ def is_attention_name(name: str) -> bool:
     return attention_names.is_attention_name(name)
 
 
-def attention_regions(trace: Trace, regions: Regions) -> list[str]:
+def attention_regions(trace: Trace, links: Links, regions: Regions) -> list[str]:
     """Regions worth explaining as attention: annotations named like attention
-    (``attn_fwd``), else the attention ops the trace calls (outermost first)."""
-    names = [n for n in regions.names() if _ATTENTION_NAME.search(n)]
+    (``attn_fwd``), else the attention ops the trace calls (outermost first), else
+    the sites of attention kernels (``attention_sites``)."""
+    names = [n for n in regions.names() if is_attention_name(n)]
     if names:
         return names
-    present = [op for op in ATTENTION_OPS if trace.string_ids(op) is not None]
+    present = attention_op_names(trace)
     # Keep only ops that are not always nested in another listed op (sdpa > its backend).
-    return [op for op in present if _outermost_op_rows(trace, op, among=present).size]
+    ops = [op for op in present if _outermost_op_rows(trace, op, among=present).size]
+    if ops:
+        return ops
+    return list(dict.fromkeys(trace.name(r) for r in attention_kernel_sites(trace, links)))
 
 
 def _outermost_op_rows(trace: Trace, name: str, among: list[str] | None = None) -> np.ndarray:
@@ -56,7 +59,8 @@ def _outermost_op_rows(trace: Trace, name: str, among: list[str] | None = None) 
     wanted = trace.string_ids(name)
     if wanted is None:
         return np.zeros(0, dtype=np.int64)
-    others = {i for op in (among or list(ATTENTION_OPS)) if (i := trace.string_ids(op)) is not None}
+    among = among if among is not None else attention_op_names(trace)
+    others = {i for op in among if (i := trace.string_ids(op)) is not None}
     rows = np.flatnonzero((trace.name_id == wanted) & (trace.kind == int(Kind.CPU_OP)))
     candidates = np.flatnonzero(np.isin(trace.name_id, list(others)) &
                                 (trace.kind == int(Kind.CPU_OP)))
