@@ -135,8 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("kernels", help="GPU events of every region instance")
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
-    p.add_argument("--region", default="attn_fwd", metavar="NAME",
-                   help="record_function region to list (default: %(default)s)")
+    p.add_argument("--region", metavar="NAME",
+                   help="region to list (default: the attention regions, else the top-level "
+                        "annotations, else ProfilerStep*; stderr says which)")
     p.add_argument("--instance", type=_non_negative_int, metavar="K",
                    help="only this instance of the region (0-based; default: every one)")
     p.add_argument("--json", action="store_true", help="print the instances as JSON")

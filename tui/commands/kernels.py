@@ -5,6 +5,9 @@
 ``--json`` prints DESIGN.md section 5's list; offsets are from each instance's
 first GPU event (``profiling.analysis.instance_kernels``); each event has its
 ``launched_by`` op and its whole ``launch_chain`` (``profiling.analysis.launch_chain``).
+Without ``--region`` the regions are chosen (``profiling.analysis.region_choice``:
+attention regions, else top-level annotations, else ``ProfilerStep*``) and
+stderr says which, so a trace with no ``attn_fwd`` still lists something.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from profiling.errors import AttnTuiError
 
@@ -22,22 +26,31 @@ def run(args: argparse.Namespace) -> int:
     from tui.loading import load_for_command
 
     analysis = AnalysedTrace(load_for_command(args.path, args))
-    selected = analysis.regions.select(args.region)
-    if not selected:
-        names = analysis.regions.names()
-        hint = ("regions in this trace: " + ", ".join(names) if names
-                else "this trace has no record_function regions")
-        raise AttnTuiError(f"no region named {args.region!r}", args.path, hint)
+    note = ""
+    if args.region is None:
+        selected, note, chosen_names = _default_instances(analysis, args.path)
+    else:
+        chosen_names = f"region {args.region!r}"
+        selected = analysis.regions.select(args.region)
+        if not selected:
+            names = analysis.regions.names()
+            hint = ("regions in this trace: " + ", ".join(names) if names
+                    else "this trace has no record_function regions")
+            raise AttnTuiError(f"no region named {args.region!r}", args.path, hint)
     if args.instance is not None:
         chosen = [i for i in selected if i.index == args.instance]
         if not chosen:
             indexes = sorted({i.index for i in selected})
             raise AttnTuiError(
-                f"region {args.region!r} has no instance {args.instance}", args.path,
+                f"{chosen_names} {'has' if args.region else 'have'} no instance "
+                f"{args.instance}", args.path,
                 f"instances are {indexes[0]}..{indexes[-1]}" if len(indexes) > 1
-                else f"its only instance is {indexes[0]}",
+                else f"its only instance is {indexes[0]}" if indexes
+                else "it has no instances",
             )
         selected = chosen
+    if note:
+        print(note, file=sys.stderr)  # once the listing is sure: errors stay one line
     listing = [instance_kernels(analysis, inst) for inst in selected]
     if args.json:
         sys.stdout.write(json.dumps([x.as_json() for x in listing], indent=1, allow_nan=False))
@@ -45,6 +58,25 @@ def run(args: argparse.Namespace) -> int:
         return 0
     _print(listing)
     return 0
+
+
+def _default_instances(analysis: Any, path: str) -> tuple[list, str, str]:
+    """No ``--region``: the instances of ``region_choice.choose_regions``, the one
+    line for stderr saying which regions were chosen and why (stdout stays data),
+    and the chosen names for an error message."""
+    from profiling.analysis.region_choice import choose_regions
+    from tui.names import visible
+
+    choice = choose_regions(analysis)
+    if not choice.names:
+        return ([], f"{path}: no --region given and this trace has no record_function "
+                "regions: nothing to list", "no region")
+    shown = ", ".join(visible(n) for n in choice.names[:5])
+    more = f" and {len(choice.names) - 5} more" if len(choice.names) > 5 else ""
+    note = f"{path}: no --region given; showing the {choice.branch}: {shown}{more}"
+    selected = [i for name in choice.names for i in analysis.instances(name)]
+    return (sorted(selected, key=lambda i: (i.start_ns, i.row)), note,
+            f"the {choice.branch} ({shown}{more})")
 
 
 def _print(listing: list) -> None:
