@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -131,9 +132,13 @@ def test_markdown_table(synth_traces: dict[str, Path],  # noqa: F811
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("| trace | implementation | inst |") and "TFLOP/s" in lines[0]
     assert set(lines[1]) <= set("|-:")
-    assert len(lines) == 2 + len(ORDER)
+    table = lines[: 2 + len(ORDER)]
     assert lines[2].startswith("| naive | unfused") and "| 1.00x |" in lines[2]
-    assert all(line.count("|") == lines[0].count("|") for line in lines)
+    assert all(line.count("|") == lines[0].count("|") for line in table)
+    notes = lines[2 + len(ORDER):]  # what the FLOPs count, under the table
+    assert notes[0] == "" and notes[1].startswith("GFLOP per instance: causal =")
+    assert any(n.startswith("- naive, inplace, sdpa\\_math") and "causal FLOPs from the "
+               "capture config" in n for n in notes)
 
 
 def test_names_are_data_not_markup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -244,3 +249,90 @@ def test_an_attention_op_region_reads_its_own_shapes(tmp_path: Path) -> None:
     assert region.instances == 2 and region.flops_per_instance == HAND_FLOPS
     assert region.implementation.key == "custom_attention"
     assert "attn_tui_flash_fwd_kernel" in region.implementation.name
+
+
+# ---- FLOPs say what they count, and agree whichever source they came from ----
+
+
+def _raw_events(path: Path) -> list[dict]:
+    """The trace's events read straight from its JSON (not through the loader)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)["traceEvents"]
+
+
+def _flops_from_raw_sdpa(path: Path) -> float:
+    """4*B*H*Sq*Sk*D (halved when is_causal) from the SDPA op's recorded args, by hand."""
+    sdpa = next(e for e in _raw_events(path)
+                if e.get("name") == "aten::scaled_dot_product_attention")
+    (b, h, sq, d), (_, _, sk, _) = sdpa["args"]["Input Dims"][:2]
+    causal = sdpa["args"]["Concrete Inputs"][5] == "True"
+    return 4 * b * h * sq * sk * d / (2 if causal else 1)
+
+
+def _without_config(src: Path, dst: Path) -> Path:
+    opener = gzip.open if src.name.endswith(".gz") else open
+    with opener(src, "rt") as f:
+        doc = json.load(f)
+    del doc["attn_tui"]
+    dst.write_text(json.dumps(doc))
+    return dst
+
+
+def _config_flops(path: Path) -> float:
+    """4*B*H*S*S*D (halved when causal) from the stored capture config, by hand."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        c = json.load(f)["attn_tui"]["config"]
+    return 4 * c["batch"] * c["heads"] * c["seq"] ** 2 * c["head_dim"] / (2 if c["causal"] else 1)
+
+
+def _flops_check(paths: dict[str, Path], tmp_path: Path,
+                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Config and shapes give the same causal TFLOP/s for SDPA; unfused shapes say dense."""
+    names = list(paths)
+    bare = [_without_config(paths[v], tmp_path / f"bare_{v}.json") for v in names]
+    with_cfg = _compare_json([paths[v] for v in names], capsys, "--no-cache")
+    without = _compare_json(bare, capsys, "--no-cache")
+    for v, a, b in zip(names, with_cfg, without, strict=True):
+        ra, rb = a["regions"]["attn_fwd"], b["regions"]["attn_fwd"]
+        assert ra["flops_source"] == "config" and ra["causal"] is True
+        assert ra["flops_convention"] == "causal"
+        assert ra["flops_per_instance"] == _config_flops(paths[v])
+        if v.startswith("sdpa"):
+            assert rb["flops_source"] == "shapes" and rb["causal"] is True
+            assert rb["flops_convention"] == "causal" and rb["flops_note"] is None
+            assert rb["flops_per_instance"] == _flops_from_raw_sdpa(paths[v])
+            assert rb["tflops"] == pytest.approx(ra["tflops"], rel=1e-12), v
+        elif v in ("naive", "inplace"):  # the mask is built outside the region
+            assert rb["flops_source"] == "matmul_shapes" and rb["causal"] is None
+            assert rb["flops_convention"] == "dense"
+            assert rb["flops_note"].startswith("causal unknown: dense FLOPs")
+            assert rb["flops_per_instance"] == 2 * _config_flops(paths[v])
+            assert rb["tflops"] == pytest.approx(2 * ra["tflops"], rel=1e-12), v
+
+
+def test_flops_label_their_source_and_convention(synth_traces: dict[str, Path],  # noqa: F811
+                                                 tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    _flops_check({v: synth_traces[v] for v in ORDER}, tmp_path, capsys)
+    assert main(["compare", str(tmp_path / "bare_naive.json"), "--markdown"]) == 0
+    assert "causal unknown: dense FLOPs" in capsys.readouterr().out
+
+
+def test_sample_flops_agree_across_sources(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    _flops_check(dict(zip(SAMPLES, _samples(), strict=True)), tmp_path, capsys)
+
+
+def test_a_causal_mask_in_the_region_makes_matmul_flops_causal(tmp_path: Path) -> None:
+    from tests.test_compare_fixtures import Launch, Op, naive_tree
+
+    b = Builder()
+    b.region([Op("aten::tril", [Launch("triu_tril_kernel", 2.0)])] + naive_tree())
+    doc = b.document(None)
+    region = summarize_trace(load_trace(write_doc(tmp_path / "m.json", doc))).regions["attn_fwd"]
+    assert region.causal is True and region.flops_convention == "causal"
+    assert region.flops_source == "matmul_shapes" and not region.flops_note
+    b_, h, s_, d = 2, 4, 128, 64  # QKV_DIMS of the fixture, written out
+    assert region.flops_per_instance == 4 * b_ * h * s_ * s_ * d / 2

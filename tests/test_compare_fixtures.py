@@ -11,8 +11,10 @@ copied from them) at a small shape.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,8 +203,9 @@ def fused_tree(variant: str) -> list[Any]:
     return [_sdpa(inner, [Launch(kernel, dur)], causal_at)]
 
 
-TREES = {"naive": naive_tree, "inplace": inplace_tree, "sdpa_math": math_tree,
-         **{v: (lambda v=v: fused_tree(v)) for v in FUSED}}
+TREES: dict[str, Callable[[], list[Any]]] = {
+    "naive": naive_tree, "inplace": inplace_tree, "sdpa_math": math_tree,
+    **{v: functools.partial(fused_tree, v) for v in FUSED}}
 
 
 def variant_doc(variant: str, instances: int = 3, **document: Any) -> dict[str, Any]:

@@ -59,6 +59,43 @@ def cells(item: TraceComparison, reg: RegionComparison) -> list[str]:
     ]
 
 
+FLOPS_LEGEND = (
+    "GFLOP per instance: causal = the useful FLOPs of causal attention (4·B·H·Sq·Sk·D/2, "
+    "the masked half not counted), dense = every score (4·B·H·Sq·Sk·D); TFLOP/s = GFLOP "
+    "over the summed GPU time of the instance's events (not wall time)"
+)
+"""What the GFLOP and TFLOP/s columns count, printed under a table that has them."""
+
+
+def flops_notes(items: Sequence[TraceComparison]) -> list[str]:
+    """The legend, then one line per (convention, source, note) naming its rows.
+
+    A figure from the capture config and one from the same kernels' shapes agree
+    when both count the same convention; when they cannot (unfused matmuls with the
+    mask built outside the region), the note says why the figure is dense.
+    """
+    several = any(len(item.regions) > 1 for item in items)
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for item in items:
+        for reg in item.regions.values():
+            if not reg.flops_detail and not (reg.instances and reg.implementation.name):
+                continue
+            key = (reg.flops_convention or "unknown", reg.flops_detail, reg.flops_note)
+            groups.setdefault(key, []).append(
+                f"{item.label} · {reg.region}" if several else item.label)
+    if not groups:
+        return []
+    lines = [FLOPS_LEGEND]
+    for (convention, detail, note), labels in groups.items():
+        if not detail:
+            lines.append(f"{', '.join(labels)}: no FLOPs (no attention op or matmul pair "
+                         "with recorded shapes in the region, and no capture config)")
+            continue
+        line = f"{', '.join(labels)}: {convention} FLOPs from the {detail}"
+        lines.append(line + (f"; {note}" if note else ""))
+    return lines
+
+
 def table_rows(items: Sequence[TraceComparison]) -> list[list[str]]:
     """One row of ``COLUMNS`` cells per (trace, region), in input order."""
     return [cells(item, reg) for item in items for reg in item.regions.values()]

@@ -15,7 +15,16 @@ Shapes come from, in order of trust:
    and the backend ops below it, ``flash_attn`` and custom ops;
 3. the matmul pair of an unfused region (``Q @ K^T`` then ``P @ V``).
 
-Nothing is guessed: an unknown causal flag or missing shapes give ``None``.
+Every figure says what it counts (``AttentionWork.convention``): ``causal``, the
+useful FLOPs of causal attention (half the scores, what the capture config and an
+``is_causal`` flag give), or ``dense``, every score (non-causal attention, or the
+work unfused matmuls execute when the trace does not show the mask is causal: a
+mask built outside the region leaves causality unknown, and the count is then the
+executed one, with a note saying so).  ``source`` says where it was read:
+``config``, ``shapes`` (an attention op's input shapes) or ``matmul_shapes``.
+
+Nothing is guessed: a fused op whose causal flag is not recorded, or missing
+shapes, give ``None``.
 """
 
 from __future__ import annotations
@@ -56,13 +65,25 @@ class AttentionShape:
     calls: int = 1
     batch: int | None = None
     heads: int | None = None
+    kind: str = "shapes"  # where it was read: config | shapes | matmul_shapes
+    executes_dense: bool = False  # unfused matmuls: every score is computed, masked or not
+
+    def convention(self) -> str | None:
+        """``causal`` (useful FLOPs, half the scores), ``dense`` (every score), or None
+        when neither the trace's flag nor the kernels say what is computed."""
+        if self.causal is True:
+            return "causal"
+        if self.causal is False or self.executes_dense:
+            return "dense"
+        return None
 
     def flops(self) -> float | None:
-        """FLOPs per instance (all calls), or None when causality is unknown."""
-        if self.causal is None:
+        """FLOPs per instance (all calls) in ``convention()``, or None when it is unknown."""
+        convention = self.convention()
+        if convention is None:
             return None
         full = 2.0 * self.batch_heads * self.seq_q * self.seq_k * (self.head_dim + self.head_dim_v)
-        return self.calls * (full / 2.0 if self.causal else full)
+        return self.calls * (full / 2.0 if convention == "causal" else full)
 
 
 @dataclass(frozen=True)
@@ -135,7 +156,7 @@ def shape_from_config(metadata: dict[str, Any]) -> AttentionShape | None:
         batch_heads=batch * heads, seq_q=seq, seq_k=seq, head_dim=dim, head_dim_v=dim,
         causal=causal if isinstance(causal, bool) else None,
         dtype=str(config["dtype"]) if config.get("dtype") else None,
-        source="capture config (attn_tui)", batch=batch, heads=heads,
+        source="capture config (attn_tui)", batch=batch, heads=heads, kind="config",
     )
 
 
@@ -226,7 +247,32 @@ class AttentionWork:
 
     @property
     def source(self) -> str:
+        """Where the shapes were read, in words (``input shapes of aten::...``)."""
         return self.shapes[0].source if self.shapes else ""
+
+    @property
+    def kind(self) -> str:
+        """``config``, ``shapes`` or ``matmul_shapes`` (``mixed`` when calls differ)."""
+        kinds = {s.kind for s in self.shapes}
+        return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "")
+
+    @property
+    def convention(self) -> str | None:
+        """``causal`` or ``dense`` (``mixed`` when calls differ); None when unknown."""
+        conventions = {s.convention() for s in self.shapes}
+        if not conventions or None in conventions:
+            return None
+        return conventions.pop() if len(conventions) == 1 else "mixed"
+
+    @property
+    def note(self) -> str:
+        """Why the figure may not be the useful causal count ('' when it says all)."""
+        if any(s.causal is None and s.executes_dense for s in self.shapes):
+            return ("causal unknown: dense FLOPs (the matmuls compute every score; no "
+                    "triu/tril in the region, so a mask, if any, is built outside it)")
+        if any(s.convention() is None for s in self.shapes):
+            return "causal flag not recorded: FLOPs unknown"
+        return ""
 
     @property
     def dtype(self) -> str | None:
@@ -272,8 +318,10 @@ def attention_work(trace: Trace, region: str, rows: Rows) -> AttentionWork | Non
 def shape_from_matmuls(trace: Trace, rows: Rows) -> AttentionShape | None:
     """Unfused attention: ``[.., S, D] @ [.., D, Sk]`` followed by ``[.., S, Sk] @ [.., Sk, Dv]``.
 
-    The matmuls compute every score, masked or not, so the FLOPs counted are the
-    full ``S x Sk`` work unless a triu/tril in the region shows the mask is causal.
+    The matmuls compute every score, masked or not.  A triu/tril in the region
+    shows the mask is causal (useful causal FLOPs, as the capture config counts);
+    without one the mask, if any, was built outside the region and causality is
+    unknown: ``causal`` is None and the count is the dense work the matmuls execute.
     """
     mats = _outermost(trace, rows, _SHAPED_MATMUL_OPS)
     dims = [trace.args(r).get("Input Dims") for r in mats]
@@ -289,12 +337,13 @@ def shape_from_matmuls(trace: Trace, rows: Rows) -> AttentionShape | None:
         if y[-2] != dim or p[-2:] != [seq_q, seq_k] or v[-2] != seq_k:
             continue
         dtype = _tensor_dtype(trace.args(mats[i]).get("Input type"))
-        causal = bool(_outermost(trace, rows, _MASK_OPS))
+        causal = True if _outermost(trace, rows, _MASK_OPS) else None
         return AttentionShape(
             batch_heads=math.prod(x[:-2]) or 1, seq_q=seq_q, seq_k=seq_k, head_dim=dim,
             head_dim_v=v[-1], causal=causal, dtype=dtype,
             source="matmul shapes (unfused)" + (", causal mask built in region" if causal else ""),
             batch=x[0] if len(x) == 4 else None, heads=x[1] if len(x) == 4 else None,
+            kind="matmul_shapes", executes_dense=True,
         )
     return None
 

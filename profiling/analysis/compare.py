@@ -44,6 +44,13 @@ class RegionComparison:
     is a fraction (0.18 = 18 %) of the dense tensor-core peak for the input dtype.
     ``time_ratio_to_first`` is this region's average time over the first trace's
     (GPU time when both have it, else CPU time; ``ratio_basis`` says which).
+
+    The FLOPs say what they count: ``flops_source`` where they were read
+    (``config``, ``shapes``, ``matmul_shapes``; ``flops_detail`` in words),
+    ``flops_convention`` ``causal`` (useful FLOPs, half the scores) or ``dense``
+    (every score), ``causal`` whether the attention is causal (None: unknown), and
+    ``flops_note`` why the figure is not the useful causal count when it may not be.
+    TFLOP/s divide by the summed GPU time of the instance's events (not wall time).
     """
 
     region: str
@@ -58,6 +65,9 @@ class RegionComparison:
     implementation: Implementation = UNKNOWN
     flops_per_instance: float | None = None
     flops_source: str = ""
+    flops_detail: str = ""
+    flops_convention: str | None = None
+    flops_note: str = ""
     dtype: str | None = None
     causal: bool | None = None
     tflops: float | None = None
@@ -83,8 +93,12 @@ class RegionComparison:
             "attention_kernels_per_instance": self.implementation.attention_kernels,
             "flops_per_instance": self.flops_per_instance,
             "flops_source": self.flops_source or None,
-            "dtype": self.dtype,
+            "flops_detail": self.flops_detail or None,
+            "flops_convention": self.flops_convention,
             "causal": self.causal,
+            "flops_note": self.flops_note or None,
+            "tflops_time_basis": "summed GPU time per instance",
+            "dtype": self.dtype,
             "tflops": self.tflops,
             "peak_tflops": self.peak_tflops,
             "peak_share": self.peak_share,
@@ -174,7 +188,10 @@ def summarize_region(a: AnalysedTrace, region: str, instances: Sequence[RegionIn
         else (),
         implementation=region_implementation(a, region, instances),
         flops_per_instance=flops,
-        flops_source=work.source if work is not None else "",
+        flops_source=work.kind if work is not None else "",
+        flops_detail=work.source if work is not None else "",
+        flops_convention=work.convention if work is not None else None,
+        flops_note=work.note if work is not None else "",
         dtype=work.dtype if work is not None else None,
         causal=work.causal if work is not None else None,
         tflops=tflops,

@@ -57,7 +57,7 @@ def _kept_columns(rows: list[list[str]]) -> list[int]:
 
 def markdown(items: Sequence[object]) -> str:
     """A GitHub table of ``table_rows`` (columns that are empty everywhere are left out)."""
-    from tui.compare_table import COLUMNS, NUMERIC_COLUMNS, table_rows
+    from tui.compare_table import COLUMNS, NUMERIC_COLUMNS, flops_notes, table_rows
 
     rows = table_rows(items)  # type: ignore[arg-type]
     keep = _kept_columns(rows)
@@ -65,7 +65,20 @@ def markdown(items: Sequence[object]) -> str:
              "|" + "|".join("---:" if COLUMNS[i] in NUMERIC_COLUMNS else "---" for i in keep)
              + "|"]
     lines += ["| " + " | ".join(_md_cell(row[i]) for i in keep) + " |" for row in rows]
+    notes = flops_notes(items)  # type: ignore[arg-type]
+    if notes:  # under the table: what the FLOPs count and where they were read
+        lines += [""] + [_md_text(notes[0])] + [f"- {_md_text(n)}" for n in notes[1:]]
     return "\n".join(lines) + "\n"
+
+
+def _md_text(text: str) -> str:
+    """A line of markdown prose from data: names escaped so none reads as markup."""
+    from tui.names import visible
+
+    out = visible(text).replace("\\", "\\\\")
+    for ch in "|*_`[]<>#":
+        out = out.replace(ch, "\\" + ch)
+    return out
 
 
 def _print(items: Sequence[object]) -> None:
@@ -75,7 +88,7 @@ def _print(items: Sequence[object]) -> None:
     from rich.text import Text
 
     from profiling.analysis.compare import TraceComparison
-    from tui.compare_table import COLUMNS, NUMERIC_COLUMNS, table_rows
+    from tui.compare_table import COLUMNS, NUMERIC_COLUMNS, flops_notes, table_rows
     from tui.names import visible
 
     console = Console(highlight=False, soft_wrap=False)
@@ -94,6 +107,8 @@ def _print(items: Sequence[object]) -> None:
     for row in rows:
         table.add_row(*(Text(visible(row[i])) for i in keep))
     console.print(table)
+    for note in flops_notes(items):  # type: ignore[arg-type]
+        console.print(Text(visible(note)), style="dim")
     for item in items:
         assert isinstance(item, TraceComparison)
         device = item.device or "device unknown"
