@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from profiling.trace import Kind, LaneKind, Trace, load_trace
-from tests.test_bad_inputs import assert_cli_ok_or_one_line, cli, cli_in_process
+from tests.fixtures.cli_run import assert_cli_ok_or_one_line, cli, cli_in_process
 
 LONG = 10_000
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from profiling.trace import load_trace
-from tests.test_bad_inputs import cli
+from tests.fixtures.cli_run import cli
 
 EVIL = ("[bold red]x[/] \x1b[31mRED\x1b[0m \x1b]0;owned\x07 \x1b]52;c;aGVsbG8=\x07 "
         "\r\n\t\x08\x7f\x9b2J|pipe| `tick` <b> :smile: \u202eevil")
