@@ -9,9 +9,9 @@ events the correlation join left unlinked.  The op that launched an event is
 the innermost ``cpu_op`` / ``user_annotation`` on the launch's thread that is
 open when the call starts.
 
-A GPU event whose call is not in the trace (it was enqueued before the
-profiling window opened, typically) is an *orphan*; they are reported, not
-guessed at.
+A GPU event whose call is not in the trace is an *orphan*; they are reported
+by cause (``profiling.analysis.orphans``: no id, id on a non-call, enqueued
+before the window, call not recorded), not guessed at.
 
 Both directions are answered: ``Links.launch``/``Links.op`` go GPU -> CPU, and
 ``Links.launched_by_row``/``Links.launched_in`` go from a runtime call or an op

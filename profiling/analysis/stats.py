@@ -7,7 +7,8 @@ appearance and of total time; the same shape ``compare --json`` uses for its
 regions) and ``warnings`` (the loader's repairs plus what the analysis
 noticed, such as GPU events whose launch is outside the trace).  Also:
 ``path``, ``rows`` (events kept as model rows, metadata excluded),
-``duration_us``, ``gpu_events`` and ``orphans``.
+``duration_us``, ``gpu_events``, ``orphans`` and ``orphans_by_cause`` (``{cause:
+count}``, the causes of ``profiling.analysis.orphans``).
 """
 
 from __future__ import annotations
@@ -17,25 +18,31 @@ from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace, as_analysed
 from profiling.analysis.links import Links, LinkSource
+from profiling.analysis.orphans import CAUSES, orphan_causes, orphans_by_cause
 from profiling.trace.model import Kind, Trace
 
 
 def analysis_warnings(trace: Trace, links: Links) -> list[str]:
-    """What the analysis could not tie together, in words a user can act on."""
+    """What the analysis could not tie together, in words a user can act on: one
+    line per orphan cause (``orphans.CAUSES``) with its count and kinds."""
     out = []
     if links.orphans.shape[0]:
-        kinds = Counter(int(k) for k in trace.kind[links.orphans].tolist())
-        parts = [
-            f"{kinds[k]} {label}"
-            for k, label in ((Kind.KERNEL, "kernels"), (Kind.MEMCPY, "memcpys"),
-                             (Kind.MEMSET, "memsets"))
-            if kinds[k]
-        ]
-        out.append(
-            f"{links.orphans.shape[0]} GPU events ({', '.join(parts)}) have no launching "
-            "call in the trace (enqueued before the profiling window opened?); "
-            "they count for no op or region"
-        )
+        causes = orphan_causes(trace, links)
+        for i, (key, words) in enumerate(CAUSES.items()):
+            rows = links.orphans[causes == i]
+            if rows.shape[0] == 0:
+                continue
+            kinds = Counter(int(k) for k in trace.kind[rows].tolist())
+            parts = [
+                f"{kinds[k]} {label}"
+                for k, label in ((Kind.KERNEL, "kernels"), (Kind.MEMCPY, "memcpys"),
+                                 (Kind.MEMSET, "memsets"))
+                if kinds[k]
+            ]
+            out.append(
+                f"{rows.shape[0]} GPU events ({', '.join(parts)}) have no launching call in "
+                f"the trace ({key}): they {words}; they count for no op or region"
+            )
     by_flow = int((links.source[links.gpu_rows] == LinkSource.FLOW).sum())
     if by_flow:
         out.append(f"{by_flow} GPU events were linked to their launch by flow events only "
@@ -72,6 +79,7 @@ def trace_stats(analysed: AnalysedTrace | Trace) -> dict[str, Any]:
         "duration_us": (trace.end_ns_max - trace.start_ns) / 1000.0 if len(trace) else 0.0,
         "gpu_events": int(a.links.gpu_rows.shape[0]),
         "orphans": int(a.links.orphans.shape[0]),
+        "orphans_by_cause": orphans_by_cause(trace, a.links),
         "lanes": lane_entries(trace),
         "regions": {s.name: _without_name(s.as_json()) for s in a.regions.summaries()},
         "copies": {c.name: _without_name(c.as_json()) for c in a.copies},
