@@ -65,3 +65,12 @@ def test_ticks_use_one_unit_and_nice_steps():
     assert step in (500_000, 1_000_000)
     assert [fmt_tick(t, 500_000) for t in (0, 500_000, 1_000_000)] == ["0 ms", "0.5 ms", "1 ms"]
     assert fmt_tick(-0.0, 1000) == "0 µs"
+
+
+def test_one_time_formatter_for_analysis_and_ui() -> None:
+    """The analysis (findings' sentences) and the TUI/CLI format times with one function."""
+    from profiling.analysis import units
+    from tui import fmt
+
+    assert fmt.fmt_time is units.fmt_time and fmt.fmt_ns is units.fmt_ns
+    assert fmt.fmt_us is units.fmt_us

@@ -35,11 +35,6 @@ _COPY_OPS = frozenset({"aten::clone", "aten::copy_", "aten::contiguous", "aten::
                        "aten::_to_copy", "aten::empty_like"})
 
 
-def us_text(ns: float) -> str:
-    """A duration in a finding's sentence (``12.3 µs``, ``1.25 ms``)."""
-    return f"{ns / 1e3:.1f} µs" if ns < 1e6 else f"{ns / 1e6:.2f} ms"
-
-
 def dtype_from_types(types: object) -> str | None:
     """bf16/fp16/fp32 of the first tensor input in an op's ``Input type`` list."""
     if isinstance(types, list):

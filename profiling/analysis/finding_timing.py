@@ -13,8 +13,9 @@ from collections import Counter
 
 import numpy as np
 
-from profiling.analysis.finding_rules import limit, us_text
+from profiling.analysis.finding_rules import limit
 from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
+from profiling.analysis.units import fmt_ns
 from profiling.trace.model import Kind, Trace
 
 GAP_MIN_SHARE = 0.25
@@ -42,7 +43,7 @@ def sync_in_region(ctx: RegionContext) -> list[Finding]:
         found = cpu[np.isin(t.name_id[cpu], sync_ids) & np.isin(t.kind[cpu], kinds)]
         for r in found.tolist():
             hit.add(v.index)
-            rows.append(ctx.evidence(r, v, f"blocks the host {us_text(int(t.dur_ns[r]))}"))
+            rows.append(ctx.evidence(r, v, f"blocks the host {fmt_ns(int(t.dur_ns[r]))}"))
     if not hit:
         return []
     names = sorted({e.name for e in rows})
@@ -67,11 +68,11 @@ def launch_bound(ctx: RegionContext) -> list[Finding]:
     if not gpu_avg or cpu_avg <= gpu_avg:
         return []
     hit = tuple(v.index for v, c, g in zip(ctx.instances, cpu, gpu, strict=True) if c > g)
-    rows = [ctx.evidence(v.row, v, f"CPU {us_text(c)}, GPU {us_text(g)}")
+    rows = [ctx.evidence(v.row, v, f"CPU {fmt_ns(c)}, GPU {fmt_ns(g)}")
             for v, c, g in zip(ctx.instances, cpu, gpu, strict=True)]
     return [Finding(
         id="launch-bound", severity="low", region=ctx.region, instances=hit,
-        title=f"launch-bound: {us_text(cpu_avg)} of CPU per instance for {us_text(gpu_avg)} of GPU",
+        title=f"launch-bound: {fmt_ns(cpu_avg)} of CPU per instance for {fmt_ns(gpu_avg)} of GPU",
         detail=f"the host spends {cpu_avg / gpu_avg:.1f}x the GPU time issuing this region "
                "(the profiler inflates CPU time: confirm without it)",
         evidence=limit(rows),
@@ -104,13 +105,13 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
     share = sum(s[1] / s[2] for s in stats if s[2]) / len(stats)
     if share < GAP_MIN_SHARE or idle < GAP_MIN_US * 1e3:
         return []
-    rows = [ctx.evidence(row, v, f"GPU idle {us_text(gap)} before this")
+    rows = [ctx.evidence(row, v, f"GPU idle {fmt_ns(gap)} before this")
             for v, _, _, row, gap in stats if row >= 0]
     return [Finding(
         id="gpu-idle-gaps", severity="low", region=ctx.region,
         instances=tuple(v.index for v, i, s, _, _ in stats if s and i / s >= GAP_MIN_SHARE),
         title=f"GPU idle {100 * share:.0f}% of the region's GPU span "
-              f"({us_text(idle)} per instance)",
+              f"({fmt_ns(idle)} per instance)",
         detail="the GPU waits between this region's kernels for the host to launch the next",
         evidence=limit(rows),
         suggestion="fuse the small kernels (torch.compile) or capture the region in a CUDA "
@@ -157,10 +158,10 @@ def odd_instances(ctx: RegionContext) -> list[Finding]:
             id="odd-instance", severity="medium", region=ctx.region,
             instances=tuple(v.index for v, _ in far),
             title=f"{len(far)} instance(s) with a {basis} time far from the median "
-                  f"({us_text(median)})",
-            detail=", ".join(f"#{v.index}: {us_text(x)}" for v, x in far),
+                  f"({fmt_ns(median)})",
+            detail=", ".join(f"#{v.index}: {fmt_ns(x)}" for v, x in far),
             evidence=limit([ctx.evidence(v.row, v,
-                                         f"{basis} {us_text(x)} vs median {us_text(median)}")
+                                         f"{basis} {fmt_ns(x)} vs median {fmt_ns(median)}")
                             for v, x in far]),
             suggestion="exclude warm-up instances (profiler schedule warmup) and check for "
                        "contention or clock changes",

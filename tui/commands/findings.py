@@ -50,6 +50,7 @@ def _plain(text: str) -> str:
 def markdown(result: object) -> str:
     """Findings as a Markdown list: title, detail, suggestion and the evidence rows."""
     from profiling.analysis.findings import TraceFindings
+    from tui.fmt import fmt_time
     from tui.names import short_name
 
     assert isinstance(result, TraceFindings)
@@ -71,7 +72,8 @@ def markdown(result: object) -> str:
             via = f" ← {_md(e.launched_by)}" if e.launched_by else ""
             note = f" ({_plain(e.note)})" if e.note else ""
             lines.append(f"  - row {e.row}: {_md(short_name(e.name, 70))} {e.kind}, "
-                         f"{e.dur_us:.1f} µs at {e.start_us:.1f} µs{via}{note}")
+                         f"{fmt_time(e.dur_us, 'us')} at {fmt_time(e.start_us, 'us', digits=4)}"
+                         f"{via}{note}")
     lines.append("")
     return "\n".join(lines)
 
@@ -84,6 +86,7 @@ def _print(result: object) -> None:
     from rich.text import Text
 
     from profiling.analysis.findings import TraceFindings
+    from tui.fmt import fmt_time
     from tui.names import short_name, visible
 
     assert isinstance(result, TraceFindings)
@@ -108,7 +111,8 @@ def _print(result: object) -> None:
         for e in f.evidence:
             row = Text(f"         row {e.row:>7} ", style="dim")
             row.append(short_name(e.name, 60))
-            row.append(f"  {e.kind} {e.dur_us:.1f} µs @ {e.start_us:.1f} µs", style="dim")
+            row.append(f"  {e.kind} {fmt_time(e.dur_us, 'us')} @ "
+                       f"{fmt_time(e.start_us, 'us', digits=4)}", style="dim")
             if e.note:
                 row.append(f"  {visible(e.note)}")
             if e.launched_by:
