@@ -8,6 +8,7 @@ not installed (CI installs it).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -112,6 +113,34 @@ def test_open_naive_trace_in_a_real_terminal(naive_trace, width, height):
         term.send("Escape")
         term.send("1")
         term.wait_for("window")
+        term.send("q")
+        term.wait_for("ATTN_TUI_EXIT=0", timeout=15)
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(140, 45), (80, 24)])
+def test_range_over_one_attn_fwd_in_a_real_terminal(naive_trace, width, height):
+    """Issue 11, item 3: search attn_fwd (its first instance is selected), m marks
+    its span with the GPU work it launched; the panel's row reads Memcpy DtoD, 1."""
+    term = Terminal(f"range{width}", width, height)
+    term.start(_command(naive_trace))
+    try:
+        term.wait_for("1 Timeline", "stream", "attn_fwd", timeout=30)
+        term.send("/")
+        term.wait_for("Search")
+        term.send("attn_fwd", "Enter")
+        term.wait_for("match 'attn_fwd'")
+        term.send("m")
+        term.wait_for("range ", "GPU busy", "Memcpy 1")
+        row = re.compile(r"GPU\s+Memcpy DtoD[^0-9]*\s1\s")  # lane, name (no digit), count
+        start = time.monotonic()
+        while not any(row.search(line) for line in term.screen().splitlines()):
+            assert time.monotonic() - start < 20, term.screen()  # a toast may cover it first
+            time.sleep(0.2)
+        term.send("M")
+        term.wait_for("window ")
+        assert "GPU busy" not in term.screen()
         term.send("q")
         term.wait_for("ATTN_TUI_EXIT=0", timeout=15)
     finally:

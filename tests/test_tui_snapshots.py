@@ -115,3 +115,25 @@ def test_snapshot_findings(monkeypatch, snap_compare):
         await pilot.press("enter", "down")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=findings)
+
+
+@needs_samples
+def test_snapshot_range_panel(monkeypatch, snap_compare):
+    """m on the second attn_fwd instance of naive: the ruler's range and the panel."""
+    monkeypatch.chdir(SAMPLES)
+    app = AttnTuiApp(["naive.json.gz"], theme="attn-dark")
+
+    async def range_over_attn_fwd(pilot) -> None:
+        from profiling.trace.model import Kind
+        from tui.widgets.range_panel import RangePanel
+        from tui.widgets.timeline import Timeline
+
+        await wait_loaded(pilot)
+        trace = app.pane.model.trace
+        rows = [r for r in range(len(trace))
+                if trace.name(r) == "attn_fwd" and trace.kind[r] == Kind.USER_ANNOTATION]
+        app.query_one(Timeline).select_row(rows[1])
+        await pilot.press("m")
+        await _settle(pilot, lambda: app.query_one(RangePanel).report is not None)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=range_over_attn_fwd)

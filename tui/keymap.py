@@ -126,6 +126,14 @@ _TIMELINE = (
         "g", "follow_link", "Jump CPU/GPU", True, short="CPU⇄GPU"),
     Key("timeline", "b / backspace", "back to the event selected before the jump",
         "b,backspace", "back", "Back"),
+    Key("timeline", "m", "mark the selected event's span as the range\n"
+        "(an annotation such as attn_fwd: its CPU span and the GPU\n"
+        "work it launched); the panel below lists what it holds", "m", "mark_range", "Mark range"),
+    Key("timeline", "D / shift+→", "grow the range: its end later (a twentieth of the window)",
+        "D,shift+right", "resize_range(1)", "Grow the range"),
+    Key("timeline", "A / shift+←", "shrink the range: its end earlier",
+        "A,shift+left", "resize_range(-1)", "Shrink the range"),
+    Key("timeline", "M", "clear the range", "M", "clear_range", "Clear the range"),
     Key("timeline", "esc", "clear the selection", "escape", "clear_selection", "Clear selection"),
     Key("timeline", "mouse", "click selects (on a label: folds); ctrl/shift+wheel zoom"),
 )

@@ -13,6 +13,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace.model import GPU_KINDS, Kind, Trace
 from tui.links import LinkLookup
+from tui.range_data import event_span
 from tui.rows import Folds, RowSpec, build_rows, default_folds
 from tui.timeline_moves import first_visible
 from tui.tracks import Cells, Track, TrackCache, track_cells
@@ -20,6 +21,8 @@ from tui.tracks import step as track_step
 from tui.viewport import PAN_STEP, Viewport
 
 _EMPTY_TRACK_ROWS = np.zeros(0, dtype=np.int64)
+RANGE_STEP = 0.05
+"""One shift+pan press moves the range's end by a twentieth of the window."""
 
 
 class TimelineModel:
@@ -35,6 +38,7 @@ class TimelineModel:
         self.cursor = 0
         self.selected = -1
         self.history: list[int] = []
+        self.range: tuple[int, int] | None = None  # marked range, ns from the origin (``m``)
         self.version = 0  # bumps whenever anything drawn changes
         self.label_cells = 16  # set by the widget; the ruler lines up with it
         self.rebuild()
@@ -233,6 +237,35 @@ class TimelineModel:
     def show_range(self, t0_ns: int, t1_ns: int) -> None:
         """Zoom to an absolute time range (a region instance, a kernel)."""
         self.viewport.show(float(t0_ns - self.origin), float(t1_ns - self.origin))
+        self.version += 1
+
+    # ---- the marked range (``m``, shift+pan, ``M``) ----
+
+    def mark_range(self) -> int:
+        """Mark the selected event's span as the range (an annotation's: its CPU
+        span and the GPU work launched inside it, ``range_data.event_span``).
+        Returns the GPU events that widened it; -1 when nothing is selected."""
+        if self.selected < 0:
+            return -1
+        lo, hi, gpu = event_span(self.trace, self.links, self.selected)
+        self.range = (lo, max(hi, lo + 1))
+        self.version += 1
+        return gpu
+
+    def resize_range(self, direction: int) -> bool:
+        """Move the range's end later (1: grow) or earlier (-1: shrink) by
+        ``RANGE_STEP`` of the window (at least 1 ns; never before its start
+        + 1 ns).  False when no range is marked."""
+        if self.range is None:
+            return False
+        lo, hi = self.range
+        step = max(int(round(self.viewport.span * RANGE_STEP)), 1)
+        self.range = (lo, max(hi + direction * step, lo + 1))
+        self.version += 1
+        return True
+
+    def clear_range(self) -> None:
+        self.range = None
         self.version += 1
 
     def resize(self, width: int) -> None:

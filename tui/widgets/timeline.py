@@ -298,6 +298,23 @@ class Timeline(ReportsErrors, ScrollView, can_focus=True):
             self.notify("Nothing to go back to", severity="information")
         self._after()
 
+    def action_mark_range(self) -> None:
+        """``m``: the selected event's span (with the GPU work it launched) is the range."""
+        if self.model.mark_range() < 0:
+            self.notify("Select an event first (h/l or click), then m marks its span",
+                        severity="warning")  # fmt: skip
+        self._after(scroll=False)
+
+    def action_resize_range(self, direction: int) -> None:
+        """shift+pan: the range's end later (grow) or earlier (shrink)."""
+        if not self.model.resize_range(direction):
+            self.notify("No range yet: m marks the selected event's span", severity="warning")
+        self._after(scroll=False)
+
+    def action_clear_range(self) -> None:
+        self.model.clear_range()
+        self._after(scroll=False)
+
     def action_clear_selection(self) -> None:
         self.model.select(-1, remember=False)
         self._after()

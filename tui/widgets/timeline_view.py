@@ -9,6 +9,7 @@ from tui.guard import ReportsErrors
 from tui.keymap import bindings
 from tui.timeline_model import TimelineModel
 from tui.widgets.details import Details, DetailsKeys
+from tui.widgets.range_panel import RangePanel
 from tui.widgets.ruler import Ruler
 from tui.widgets.timeline import Timeline
 
@@ -28,6 +29,7 @@ class TimelineView(ReportsErrors, DetailsKeys, Vertical):  # DetailsKeys: i, y
         yield Ruler(self.model, id="ruler")
         yield Timeline(self.model, id="timeline")
         yield Details(id="details")
+        yield RangePanel(self.model, id="range-panel")
 
     @property
     def timeline(self) -> Timeline:
@@ -46,3 +48,5 @@ class TimelineView(ReportsErrors, DetailsKeys, Vertical):  # DetailsKeys: i, y
     def on_timeline_changed(self, message: Timeline.Changed) -> None:
         self.query_one(Ruler).refresh()
         self.query_one(Details).show(self.model)
+        self.query_one(RangePanel).sync()
+        self.set_class(self.model.range is not None, "-range")

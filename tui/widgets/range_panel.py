@@ -1,0 +1,60 @@
+"""The range panel under the timeline: what the marked range holds (``m``).
+
+Shown only while a range is marked.  Its content is ``tui.range_data``'s (the
+numbers of ``attn-tui slices`` over the same range), rebuilt when the range
+changes, not on every redraw of the timeline.  Names are data: every cell is a
+``Text``, never markup.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from tui.guard import ReportsErrors
+from tui.range_data import COLUMNS, RangeReport, range_report
+from tui.timeline_model import TimelineModel
+
+_LEFT = ("Lane", "Name")
+
+
+class RangePanel(ReportsErrors, Vertical):
+    """A headline (range, length, GPU busy %, Memcpy/Memset totals) over a table
+    of lane kind and name: count, total inside the range, avg, min, max, share."""
+
+    def __init__(self, model: TimelineModel, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.model = model
+        self.shown: tuple[int, int] | None = None
+        self.report: RangeReport | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="range-headline")
+        table: DataTable = DataTable(id="range-table", cursor_type="row", zebra_stripes=True)
+        for title in COLUMNS:
+            table.add_column(Text(title, justify="left" if title in _LEFT else "right"), key=title)
+        yield table
+
+    def on_mount(self) -> None:
+        self.sync()
+
+    def sync(self) -> None:
+        """Show the model's range (fold away without one); rebuild only when it changed.
+
+        Without a range the panel is folded by a class, not ``display``: the
+        details panel sets its siblings' ``display`` when it expands and collapses."""
+        rng = self.model.range
+        self.set_class(rng is None, "-none")
+        self.query_one("#range-table", DataTable).can_focus = rng is not None
+        if rng is None or rng == self.shown:
+            return
+        self.shown = rng
+        self.report = range_report(self.model.trace, rng[0], rng[1])
+        self.query_one("#range-headline", Static).update(Text(self.report.headline))
+        table = self.query_one("#range-table", DataTable)
+        table.clear()
+        for row in self.report.rows:
+            table.add_row(*(Text(cell, justify="left" if title in _LEFT else "right")
+                            for title, cell in zip(COLUMNS, row, strict=True)))  # fmt: skip
