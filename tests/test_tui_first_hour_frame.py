@@ -1,0 +1,182 @@
+"""Issue 12's TUI points about the app around the views (a new user's first hour),
+driven with Pilot at 80x24 and 140x45: the screenshot folder, Tab, the header and
+its rank, the footer's edge, the palette."""
+
+from __future__ import annotations
+
+import pytest
+from textual.fuzzy import Matcher
+from textual.widgets import DataTable, Tabs
+from textual.widgets._footer import FooterKey
+
+from tests.fixtures.synthetic import naive_like_doc, write_doc
+from tests.fixtures.tui_first_hour import SIZES, make_app, messages, write_naive
+from tui.screenshot import SCREENSHOT_DIR_ENV
+from tui.widgets.fit_footer import FitFooter, fit
+from tui.widgets.ops_view import OpsView
+from tui.widgets.timeline import Timeline
+
+from .test_tui_pilot import wait_loaded
+
+
+@pytest.fixture
+def naive_path(tmp_path):
+    return write_naive(tmp_path)
+
+
+def _status(app) -> str:
+    return str(app.pane.query_one("#status").render())
+
+
+# ---- 8: ctrl+s says where the SVG went, in the folder it is given ----
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_screenshot_goes_to_the_env_folder_and_says_where(naive_path, tmp_path, monkeypatch,
+                                                                size):  # fmt: skip
+    folder = tmp_path / "shots" / "new"
+    monkeypatch.setenv(SCREENSHOT_DIR_ENV, str(folder))
+    monkeypatch.chdir(tmp_path)
+    app = make_app(naive_path)
+    async with app.run_test(size=size) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        files = list(folder.glob("*.svg"))
+        assert len(files) == 1 and not list(tmp_path.glob("*.svg"))
+        assert any(str(files[0]) in m for m in messages(app))
+
+
+async def test_screenshot_folder_option_wins_over_the_env(naive_path, tmp_path, monkeypatch):
+    monkeypatch.setenv(SCREENSHOT_DIR_ENV, str(tmp_path / "env"))
+    app = make_app(naive_path, screenshot_dir=str(tmp_path / "option"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert len(list((tmp_path / "option").glob("*.svg"))) == 1
+    assert not (tmp_path / "env").exists()
+
+
+# ---- 12: Tab never parks the focus where the keys do nothing ----
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_tab_keeps_the_keys_working(naive_path, tmp_path, size):
+    other = write_doc(tmp_path / "other.json", naive_like_doc(2))
+    app = make_app(naive_path, other)
+    async with app.run_test(size=size) as pilot:
+        await wait_loaded(pilot)
+        model = app.pane.model
+        for _ in range(3):
+            await pilot.press("tab")
+            assert not isinstance(app.focused, Tabs)
+        await pilot.press("1")
+        app.query_one(Timeline).focus()
+        for presses in range(1, 4):  # wherever Tab leaves the focus, the timeline keys work
+            await pilot.press(*["tab"] * presses)
+            assert not isinstance(app.focused, Tabs)
+            span, cursor = model.viewport.span, model.cursor
+            await pilot.press("w", "J")
+            assert model.viewport.span < span and model.cursor != cursor, app.focused
+        app.query_one(Timeline).focus()
+        cursor = model.cursor
+        await pilot.press("k")
+        assert model.cursor == cursor - 1
+
+
+# ---- 13 and 17: the header names the file and its rank ----
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_header_names_the_active_file_and_its_rank(tmp_path, size):
+    doc = naive_like_doc(2)
+    doc["distributedInfo"].update(rank=3, world_size=8)
+    ranked = write_doc(tmp_path / "rank3_trace.json", doc)
+    plain = naive_like_doc(2)
+    del plain["distributedInfo"]
+    unranked = write_doc(tmp_path / "plain_trace.json", plain)
+    app = make_app(ranked, unranked)
+    async with app.run_test(size=size) as pilot:
+        await wait_loaded(pilot)
+        assert "rank3_trace.json · rank 3 of 8" in _status(app)
+        await pilot.press("right_square_bracket")
+        assert "plain_trace.json" in _status(app) and "rank" not in _status(app)
+
+
+# ---- 14: the footer keeps off the palette key's edge ----
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (140, 45)])
+async def test_footer_keys_end_before_the_palette_key(naive_path, size):
+    app = make_app(naive_path)
+    async with app.run_test(size=size) as pilot:
+        await wait_loaded(pilot)
+        for view in ("1", "3", "1"):
+            await pilot.press(view)
+            await pilot.pause(0.2)
+            footer = app.query_one(FitFooter)
+            keys = [k for k in footer.query(FooterKey) if k.display]
+            palette = next(k for k in keys if k.has_class("-command-palette"))
+            others = [k for k in keys if k is not palette]
+            assert {"help", "quit"} <= {k.action for k in others}
+            assert max(k.region.right for k in others) <= palette.region.x, size
+
+
+def test_fit_drops_from_the_end_but_keeps_help():
+    assert fit([5, 5, 5], [False, False, False], 15) == [True, True, True]
+    assert fit([5, 5, 5], [False, False, False], 12) == [True, True, False]
+    assert fit([5, 5, 5], [False, False, True], 12) == [True, False, True]
+
+
+# ---- 16: the palette has every action and one help ----
+
+
+async def test_palette_finds_every_action_and_the_files(naive_path, tmp_path):
+    other = write_doc(tmp_path / "second_trace.json", naive_like_doc(2))
+    app = make_app(naive_path, other)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_loaded(pilot)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Keys" not in titles
+        assert sum("help" in t.lower() for t in titles) == 1
+        for query in ("sort", "filter", "fold", "second_trace", "naive", "lane", "theme"):
+            matcher = Matcher(query)
+            assert any(matcher.match(t) > 0 for t in titles), query
+        # a view's action from the palette: sort the op table by # of Calls
+        cmd = next(c for c in app.get_system_commands(app.screen)
+                   if c.title == "Ops: sort by # of Calls")  # fmt: skip
+        app.call_later(cmd.callback)
+        await pilot.pause(0.5)
+        assert app.pane.view == "ops" and app.query_one(OpsView).sort_key == "count"
+        cmd = next(c for c in app.get_system_commands(app.screen)
+                   if c.title.startswith("File: second_trace"))  # fmt: skip
+        app.call_later(cmd.callback)
+        await pilot.pause(0.3)
+        assert app.pane is app.panes[1]
+        assert isinstance(app.focused, DataTable | Timeline)
+
+
+async def test_palette_fold_all_runs_on_the_timeline(naive_path):
+    app = make_app(naive_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3")
+        cmd = next(c for c in app.get_system_commands(app.screen) if "Fold all" in c.title)
+        app.call_later(cmd.callback)
+        await pilot.pause(0.5)
+        assert app.pane.view == "timeline"
+        assert all(r.kind == "group" for r in app.pane.model.rows)
+
+
+# ---- 17: the rank is read as data ----
+
+
+def test_rank_text_reads_distributed_info_as_data():
+    from tui.widgets.trace_pane import rank_text
+
+    assert rank_text({"distributedInfo": {"rank": 2, "world_size": 8}}) == "rank 2 of 8"
+    assert rank_text({"distributedInfo": {"rank": "5", "world_size": 1}}) == "rank 5"
+    for bad in ({}, {"distributedInfo": None}, {"distributedInfo": {"rank": "x"}},
+                {"distributedInfo": {"rank": True}}, {"distributedInfo": {"rank": [1]}}):
+        assert rank_text(bad) == ""
