@@ -262,3 +262,66 @@ def test_hostile_names_are_shown_as_data(tmp_path: Path,
         assert "\x1b" not in out and "memcpy-out-of-place" in out
     assert main(["compare", str(path)]) == 0
     assert "\x1b" not in capsys.readouterr().out
+
+
+# ---- every sentence follows from the evidence, not from the samples ----
+
+F32 = "c10::Float"
+BF16_T = "c10::BFloat16"
+CUSTOM_SGEMM = "ampere_sgemm_128x64_nn"
+
+
+def test_out_of_place_copy_says_its_condition_and_names_the_op(tmp_path: Path) -> None:
+    """An out-of-place ``aten::add`` (no fill): the advice is conditional, names the op
+    found and its copy, and says nothing about a fill."""
+    tree = [Op("aten::add", [
+        Op("aten::to", [Op("aten::copy_", [Launch("Memcpy DtoD (Device -> Device)", 30.0,
+                                                  "gpu_memcpy", "cudaMemcpyAsync")])]),
+        Op("aten::add_", [Launch("void at::native::add_kernel(int)", 20.0)])])]
+    trace = _built(tmp_path, [tree, tree, fused_tree("sdpa_flash")])
+    f = _findings(trace)["memcpy-out-of-place"]
+    assert f.title.startswith("aten::add copies its input") and "2 of 3 instances" in f.title
+    assert "aten::to" in f.detail and "aten::clone" not in f.detail
+    assert f.suggestion.startswith("if nothing reads the tensor aten::add takes")
+    assert "aten::add_" in f.suggestion
+    assert "fill" not in f.suggestion and "nothing needs" not in f.suggestion
+
+
+def test_fp32_outside_the_math_backend_does_not_name_it(tmp_path: Path) -> None:
+    """A user's own .float() before a matmul: fp32 kernels, no SDPA math backend."""
+    to = {"Input type": [BF16_T, "Scalar", "Scalar", "Scalar", ""],
+          "Concrete Inputs": ["", "6", "False", "False", ""]}
+    tree = [Op("aten::to", [Op("aten::_to_copy", [Op("aten::copy_", [
+                Launch("void at::native::direct_copy_kernel(int)", 5.0)])])], to),
+            Op("aten::bmm", [Launch(CUSTOM_SGEMM, 60.0)], {"Input type": [F32, F32]})]
+    b = Builder()
+    for _ in range(3):
+        b.region(tree)
+    doc = b.document("naive")  # the capture config says bf16 inputs
+    f = _findings(load_trace(write_doc(tmp_path / "up.json", doc)))["fp32-upcast"]
+    assert CUSTOM_SGEMM in f.detail and "aten::to" in f.detail
+    assert "math backend" not in f.detail and "math" not in f.suggestion
+    assert "flash" not in f.suggestion  # no SDPA in sight: no backend advice
+
+
+def test_math_backend_is_named_when_the_evidence_runs_under_it(
+        synth_traces: dict[str, Path]) -> None:  # noqa: F811
+    found = _findings(load_trace(synth_traces["sdpa_math"]))
+    assert "aten::_scaled_dot_product_attention_math" in found["fp32-upcast"].detail
+    assert "SDPA math backend" in found["fp32-upcast"].detail
+    mask = found["mask-rebuilt"]
+    assert {"aten::ones", "aten::tril", "aten::where"} <= set(mask.detail.replace(",", " ").split())
+    assert "math backend" in mask.detail
+
+
+def test_a_users_own_tril_names_only_what_ran(tmp_path: Path) -> None:
+    """torch.tril in the user's forward, no ones/where, no SDPA: the finding names
+    aten::tril and its kernel, not the math backend's ones/tril/where."""
+    tree = [Op("aten::tril", [Launch("void at::native::triu_tril_kernel<float>(int)", 3.0)])]
+    tree += fused_tree("sdpa_flash")
+    trace = _built(tmp_path, [tree] * 3)
+    f = _findings(trace)["mask-rebuilt"]
+    assert "aten::tril" in f.title and "every instance" in f.title
+    assert "at::native::triu_tril_kernel" in f.detail
+    assert "aten::ones" not in f.detail and "aten::where" not in f.detail
+    assert "math backend" not in f.detail and f.suggestion.startswith("build the mask once")

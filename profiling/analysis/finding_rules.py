@@ -30,6 +30,9 @@ _MASK_BUILD = frozenset({"aten::triu", "aten::tril", "aten::triu_", "aten::tril_
 _MASK_HELPERS = _MASK_BUILD | frozenset({
     "aten::ones", "aten::full", "aten::zeros", "aten::fill_", "aten::where", "aten::arange",
     "aten::scalar_tensor", "aten::new_full", "aten::new_ones", "aten::logical_not"})
+_MATH_BACKEND = ("aten::_scaled_dot_product_attention_math",
+                 "aten::_scaled_dot_product_attention_math_for_mps")
+"""The SDPA math backend's ops: named in a finding only when the evidence ran under one."""
 _MASK_KERNEL = re.compile(r"triu_tril|\btri[ul]_", re.IGNORECASE)
 _COPY_OPS = frozenset({"aten::clone", "aten::copy_", "aten::contiguous", "aten::to",
                        "aten::_to_copy", "aten::empty_like"})
@@ -71,23 +74,26 @@ def memcpy_out_of_place(ctx: RegionContext) -> list[Finding]:
              if int(t.kind[lc.gpu_row]) == int(Kind.MEMCPY)]
     if not pairs:
         return []
-    culprit = None
+    culprit, copier = None, None
     for view, launch in pairs:
-        culprit = _out_of_place_op(ctx, view, launch)
+        culprit, copier = _out_of_place_op(ctx, view, launch)
         if culprit:
             break
     per = len(pairs) / len(ctx.instances)
     instances = tuple(sorted({v.index for v, _ in pairs}))
     kinds = sorted({t.name(lc.gpu_row) for _, lc in pairs})
     if culprit:
+        how = f"copies the tensor ({copier})" if copier else "copies the tensor"
         return [Finding(
             id="memcpy-out-of-place", severity="high", region=ctx.region, instances=instances,
-            title=f"{culprit} copies its input ({kinds[0]}) on every call",
-            detail=f"{per:g} Memcpy per instance: {culprit} clones the tensor, then runs "
-                   f"{culprit}_ on the copy",
+            title=f"{culprit} copies its input ({kinds[0]}) {_in_instances(ctx, instances)}",
+            detail=f"{per:g} Memcpy per instance: {culprit} {how}, then runs {culprit}_ on "
+                   "the copy",
             evidence=limit(_gpu_evidence(ctx, pairs)),
-            suggestion=f"use the in-place {culprit}_ under torch.no_grad(): nothing needs "
-                       "the tensor before the fill, so the copy is pure waste",
+            suggestion=f"if nothing reads the tensor {culprit} takes after the call (the "
+                       "trace records no tensor identities: check the code), use the in-place "
+                       f"{culprit}_ (under torch.no_grad() if autograd records the region): "
+                       "the copy is then pure waste",
         )]
     host = any("HtoD" in k or "DtoH" in k or "Host" in k for k in kinds)
     return [Finding(
@@ -100,10 +106,18 @@ def memcpy_out_of_place(ctx: RegionContext) -> list[Finding]:
     )]
 
 
-def _out_of_place_op(ctx: RegionContext, inst: RegionInstance, launch: Launch) -> str | None:
-    """``aten::foo`` when the copy sits under ``aten::foo`` and ``aten::foo_`` runs inside it."""
+def _in_instances(ctx: RegionContext, instances: tuple[int, ...]) -> str:
+    """``in every instance`` or ``in 2 of 3 instances``: what the evidence covers."""
+    n = len(ctx.instances)
+    return "in every instance" if len(instances) == n else f"in {len(instances)} of {n} instances"
+
+
+def _out_of_place_op(ctx: RegionContext, inst: RegionInstance,
+                     launch: Launch) -> tuple[str | None, str | None]:
+    """(``aten::foo``, the copy op under it) when the copy sits under ``aten::foo`` and
+    ``aten::foo_`` runs inside it; (None, None) otherwise."""
     trace = ctx.trace
-    for op in launch.op_chain:
+    for i, op in enumerate(launch.op_chain):
         name = trace.name(op)
         if name.endswith("_") or name in _COPY_OPS or not name.startswith("aten::"):
             continue
@@ -115,8 +129,10 @@ def _out_of_place_op(ctx: RegionContext, inst: RegionInstance, launch: Launch) -
         inside = ops[(trace.name_id[ops] == inplace) & (trace.ts_ns[ops] >= start)
                      & (trace.ts_ns[ops] + trace.dur_ns[ops] <= end)]
         if inside.size:
-            return name
-    return None
+            copier = next((trace.name(c) for c in launch.op_chain[i + 1:]
+                           if trace.name(c) in _COPY_OPS), None)
+            return name, copier
+    return None, None
 
 
 def _ids(trace: Trace, names: frozenset[str] | tuple[str, ...]) -> set[int]:
@@ -141,8 +157,10 @@ def fp32_upcast(ctx: RegionContext) -> list[Finding]:
     t = ctx.trace
     rows: list[EvidenceRow] = []
     hit: set[int] = set()
+    seen: dict[str, set[str]] = {"fp32": set(), "cast": set(), "math": set()}
     fp32_kernels = _matching(ctx, _FP32_KERNEL)
     compute, casting = _ids(t, _COMPUTE_OPS), _ids(t, ("aten::to", "aten::_to_copy"))
+    math_ids = _ids(t, _MATH_BACKEND)
     for v in ctx.instances:
         ops = ctx.op_rows(v)
         ids = t.name_id[ops]
@@ -152,30 +170,83 @@ def fp32_upcast(ctx: RegionContext) -> list[Finding]:
         first = not hit
         launches = ctx.launches(v)
         for lc in launches:
-            cast = bool(casts.intersection(lc.op_chain))
+            cast = casts.intersection(lc.op_chain)
             if int(t.name_id[lc.gpu_row]) in fp32_kernels or fp32_ops.intersection(lc.op_chain):
                 hit.add(v.index)
+                seen["fp32"].add(t.name(lc.gpu_row))
             elif not cast:
                 continue
+            seen["cast"].update(t.name(r) for r in cast)
+            seen["math"].update(t.name(r) for r in lc.op_chain if int(t.name_id[r]) in math_ids)
             if first:
                 note = f"cast {ctx.input_dtype} -> fp32" if cast else "fp32"
                 rows.append(ctx.evidence(lc.gpu_row, v, note, lc.chain))
         if not launches and fp32_ops:  # CPU trace: the ops are the evidence
             hit.add(v.index)
+            seen["fp32"].update(t.name(r) for r in fp32_ops)
+            seen["math"].update(t.name(r) for r in ops.tolist() if int(t.name_id[r]) in math_ids
+                                and any(_encloses(t, r, f) for f in fp32_ops))
             if first:
                 rows += [ctx.evidence(r, v, "fp32 inputs") for r in sorted(fp32_ops)]
     if not hit:
         return []
-    return [Finding(
-        id="fp32-upcast", severity="high", region=ctx.region, instances=tuple(sorted(hit)),
-        title=f"fp32 kernels in a {ctx.input_dtype} region (upcast)",
-        detail=f"inputs are {ctx.input_dtype}, but matmul/softmax run in fp32: the SDPA math "
-               "backend upcasts q, k and v and leaves the tensor cores' fast path",
+    return [_upcast_finding(ctx, tuple(sorted(hit)), rows, seen)]
+
+
+def _upcast_finding(ctx: RegionContext, hit: tuple[int, ...], rows: list[EvidenceRow],
+                    seen: dict[str, set[str]]) -> Finding:
+    """The fp32-upcast finding, each clause backed by what the rule saw: the fp32
+    kernels (or ops) by name, the casts, and the math backend only when the fp32
+    work ran under it."""
+    dtype = ctx.input_dtype
+    what = _names(seen["fp32"], kernels=bool(ctx.has_gpu))
+    detail = f"inputs are {dtype}, but {what} run in fp32"
+    if seen["math"]:
+        detail += (f", under {_names(seen['math'])} (the SDPA math backend"
+                   + (", which casts q, k and v to fp32)" if seen["cast"] else ")"))
+        suggestion = (f"use a fused SDPA backend (flash, efficient or cuDNN) that keeps {dtype}, "
+                      f"or keep the math path in {dtype} "
+                      "(torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True))")
+    else:
+        if seen["cast"]:
+            detail += f", after {_names(seen['cast'])} casts {dtype} to fp32"
+        suggestion = (f"find where the tensors become fp32 (.float(), an fp32 weight or buffer, "
+                      f"autocast turned off) and keep the computation in {dtype}")
+    return Finding(
+        id="fp32-upcast", severity="high", region=ctx.region, instances=hit,
+        title=f"fp32 kernels in a {dtype} region (upcast)",
+        detail=detail + ": fp32 runs at a fraction of the tensor cores' "
+               f"{dtype} rate",
         evidence=limit(rows),
-        suggestion="use a fused backend (flash, efficient or cuDNN) that keeps "
-                   f"{ctx.input_dtype}, or keep the math path in {ctx.input_dtype} "
-                   "(torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True))",
-    )]
+        suggestion=suggestion,
+    )
+
+
+def short_kernel(name: str) -> str:
+    """A kernel's name for a sentence: no ``void``, namespaces or template arguments
+    (``at::native::triu_tril_kernel``), at most 48 characters."""
+    text = name.removeprefix("void ").replace("(anonymous namespace)::", "")
+    cut = min((i for i in (text.find("<"), text.find("(")) if i > 0), default=len(text))
+    text = text[:cut]
+    return text if len(text) <= 48 else text[:47] + "…"
+
+
+def _names(names: set[str], most: int = 3, kernels: bool = False) -> str:
+    """Up to ``most`` names (kernels shortened), then how many more."""
+    # fp32 GEMMs first: the names that show the upcast best
+    unique = sorted({short_kernel(n) for n in names} if kernels else names,
+                    key=lambda n: (not _FP32_KERNEL.search(n), n))
+    shown = unique[:most]
+    more = len(unique) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def _encloses(trace: Trace, outer: int, inner: int) -> bool:
+    """``outer`` spans ``inner`` on the same lane (an op around another)."""
+    return (int(trace.lane[outer]) == int(trace.lane[inner])
+            and int(trace.ts_ns[outer]) <= int(trace.ts_ns[inner])
+            and int(trace.ts_ns[outer] + trace.dur_ns[outer])
+            >= int(trace.ts_ns[inner] + trace.dur_ns[inner]) and outer != inner)
 
 
 def _is_upcast(trace: Trace, row: int) -> bool:
@@ -195,6 +266,9 @@ def mask_rebuilt(ctx: RegionContext) -> list[Finding]:
     rows: list[EvidenceRow] = []
     hit: set[int] = set()
     build_ids, kernel_ids = list(_ids(t, _MASK_BUILD)), _matching(ctx, _MASK_KERNEL)
+    parent: tuple[int, ...] = ()
+    built: set[int] = set()  # name ids of the triu/tril ops found
+    helpers: set[str] = set()  # the ops that make the mask (ones, tril, where, ...)
     for v in ctx.instances:
         ops = ctx.op_rows(v)
         launches = ctx.launches(v)
@@ -202,6 +276,7 @@ def mask_rebuilt(ctx: RegionContext) -> list[Finding]:
         kernels = [lc for lc in launches if int(t.name_id[lc.gpu_row]) in kernel_ids]
         if not builders and not kernels:
             continue
+        built.update(int(t.name_id[r]) for r in builders)
         hit.add(v.index)
         if len(hit) > 1:
             continue  # evidence from the first instance is enough to jump to
@@ -212,20 +287,45 @@ def mask_rebuilt(ctx: RegionContext) -> list[Finding]:
                 if chain[: len(parent)] == parent and len(chain) > len(parent) and \
                         t.name(chain[len(parent)]) in _MASK_HELPERS:
                     rows.append(ctx.evidence(lc.gpu_row, v, "mask", lc.chain))
+                    helpers.add(t.name(chain[len(parent)]))
         else:
             depth = len(parent)
-            rows += [ctx.evidence(r, v, "mask") for r in ops.tolist()
+            found = [r for r in ops.tolist()
                      if t.name(r) in _MASK_HELPERS and _depth_in(t, ops, r) == depth]
+            rows += [ctx.evidence(r, v, "mask") for r in found]
+            helpers.update(t.name(r) for r in found)
     if not hit:
         return []
-    return [Finding(
-        id="mask-rebuilt", severity="medium", region=ctx.region, instances=tuple(sorted(hit)),
-        title="the attention mask is rebuilt on every call (triu/tril in the region)",
-        detail="ones/tril/where kernels build the same causal mask in every forward",
+    builder_names = {t.strings[i] for i in (built or kernel_ids)}
+    by_math = any(t.name(op) in _MATH_BACKEND for op in parent)
+    return [_mask_finding(ctx, tuple(sorted(hit)), rows, helpers | builder_names, by_math)]
+
+
+def _mask_finding(ctx: RegionContext, hit: tuple[int, ...], rows: list[EvidenceRow],
+                  ops: set[str], by_math: bool) -> Finding:
+    """The mask-rebuilt finding, naming the ops and kernels the rule found; the math
+    backend is named only when the mask is built under it."""
+    kernels = {e.name for e in rows if e.kind == "kernel"}
+    detail = f"{_names(ops, most=5)} build the mask {_in_instances(ctx, hit)}"
+    if kernels:
+        detail += f" (kernels: {_names(kernels, kernels=True)})"
+    if by_math:
+        detail += ", inside the SDPA math backend (its is_causal=True path)"
+        suggestion = ("a fused SDPA backend (flash, efficient, cuDNN) applies is_causal=True "
+                      "with no mask tensor")
+    else:
+        suggestion = ("build the mask once outside the forward; if it is the causal mask, "
+                      "pass is_causal=True to a fused SDPA backend (flash, efficient, cuDNN), "
+                      "which needs no mask")
+    return Finding(
+        id="mask-rebuilt", severity="medium", region=ctx.region, instances=hit,
+        title=f"a triangular mask is built inside the region "
+              f"({_names({o for o in ops if o in _MASK_BUILD} or ops)}) "
+              f"{_in_instances(ctx, hit)}",
+        detail=detail,
         evidence=limit(rows),
-        suggestion="build the mask once outside the forward, or pass is_causal=True to a "
-                   "fused backend (flash, efficient, cuDNN) that needs no mask",
-    )]
+        suggestion=suggestion,
+    )
 
 
 def _depth_in(trace: Trace, ops: np.ndarray, row: int) -> int:

@@ -6,13 +6,19 @@ a severity, the instances it applies to, the evidence (trace rows the TUI can
 jump to, with names and times) and what to try.  The rules and why:
 
 * ``memcpy-out-of-place``: a Memcpy launched inside the region by an out-of-place
-  op (``aten::masked_fill`` clones its input, then fills the copy).  Under
-  ``no_grad`` the in-place op does the same work without the copy.  Other copies
-  in the region are ``memcpy-in-region`` (host copies, ``.contiguous()``...).
-* ``fp32-upcast``: fp32 kernels in a region whose inputs are bf16/fp16: the SDPA
-  math backend upcasts q/k/v to fp32 and runs fp32 GEMMs off the tensor cores.
-* ``mask-rebuilt``: triu/tril inside the region: the causal mask is built again
-  on every call (the math backend does this for ``is_causal=True``).
+  op ``foo`` with ``foo_`` inside it (``aten::masked_fill`` clones its input, then
+  fills the copy).  If nothing reads the input afterwards (the trace has no tensor
+  identities, so the advice says so as a condition) the in-place op does the
+  same work without the copy.  Other copies in the region are
+  ``memcpy-in-region`` (host copies, ``.contiguous()``...).
+* ``fp32-upcast``: fp32 kernels in a region whose inputs are bf16/fp16, named;
+  the SDPA math backend (which upcasts q/k/v) is named only when they ran under it.
+* ``mask-rebuilt``: triu/tril inside the region: the mask is built again on every
+  call, by the ops and kernels named; under the math backend (its
+  ``is_causal=True`` path) the advice is a fused backend.
+
+Each sentence of a finding is built from what its rule found (names, counts,
+times through ``units.fmt_ns``), never written for one trace.
 * ``launch-bound``: CPU time per instance above its GPU time: the GPU waits on
   the host (the profiler inflates CPU time, so confirm without it).
 * ``sync-in-region``: host synchronisations inside the region stall the queue.
