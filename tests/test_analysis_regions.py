@@ -110,7 +110,8 @@ def test_instance_kernels_offsets_from_first_gpu_event(trace):
     assert [k["start_offset_us"] for k in js["kernels"]] == [0.0, 50.0, 95.0]
     assert js["kernels"][1] == {"name": "bmm_kernel", "kind": "kernel", "start_offset_us": 50.0,
                                 "dur_us": 40.0, "stream": 7, "launched_by": "aten::bmm",
-                                "launch_chain": ["aten::bmm", "cudaLaunchKernel"]}
+                                "launch_chain": ["aten::bmm", "cudaLaunchKernel"],
+                                "attribution": "external_id"}
     assert js["start_us"] == pytest.approx(1010.0 - 1000.0)  # from the trace's first event
     assert js["gpu_start_us"] == pytest.approx(450.0)
     assert js["cpu_time_us"] == 200.0 and js["device_time_us"] == 54.0

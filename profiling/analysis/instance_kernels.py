@@ -9,7 +9,10 @@ from the trace's first event, so instances of one trace line up.
 Each event says who launched it twice: ``launched_by`` is the innermost op
 around the launching call (``Links.op``; the region's own annotation when the
 call sits directly in it), ``launch_chain`` the whole chain inside the instance
-from its outermost op down to the runtime call (``launch_chain``).
+from its outermost op down to the runtime call (``launch_chain``), and
+``attribution`` says whether that op is the one torch's table credits
+(``external_id``), only the innermost op around the call (``nesting``: ``table``
+shows no device time for it there), or absent (``none``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.launch_chain import chain_names
+from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution, chain_names
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import NO_ID, Kind
 
@@ -36,6 +39,7 @@ class KernelEntry:
     stream: int | None
     launched_by: str | None  # innermost op around the launch; None for no op
     launch_chain: tuple[str, ...] = ()  # outermost op inside the instance ... runtime call
+    attribution: str = "none"  # external_id | nesting | none (launch_chain.attribution)
 
     def as_json(self) -> dict:
         return {
@@ -46,6 +50,7 @@ class KernelEntry:
             "stream": self.stream,
             "launched_by": self.launched_by,
             "launch_chain": list(self.launch_chain),
+            "attribution": self.attribution,
         }
 
 
@@ -80,8 +85,9 @@ def instance_kernels(analysed: AnalysedTrace, inst: RegionInstance) -> InstanceK
     rows = analysed.gpu_rows(inst)
     chains = {lc.gpu_row: lc.chain for lc in analysed.launches(inst)}
     first = int(trace.ts_ns[rows].min()) if rows.shape[0] else None
+    how = attribution(trace, links, rows).tolist()
     entries = []
-    for r in rows.tolist():
+    for r, a in zip(rows.tolist(), how, strict=True):
         op = int(links.op[r])
         stream = int(trace.stream[r])
         entries.append(
@@ -94,6 +100,7 @@ def instance_kernels(analysed: AnalysedTrace, inst: RegionInstance) -> InstanceK
                 stream=None if stream == NO_ID else stream,
                 launched_by=trace.strings[int(trace.name_id[op])] if op >= 0 else None,
                 launch_chain=chain_names(trace, chains.get(r, ())),
+                attribution=ATTRIBUTIONS[a],
             )
         )
     return InstanceKernels(

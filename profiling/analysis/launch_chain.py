@@ -14,15 +14,26 @@ op that launched.
 
 The kernels listing, ``stats``, the findings' evidence, the timeline's details
 and the Regions view all take their chains from here.
+
+The chain follows launch nesting, which can name an op that torch would not
+credit: ``table`` (``device_time``) gives a GPU event's time to an op only when
+that op's External id is the launching call's (or, where the call has none, the
+event's own).  ``attribution`` says which rule the innermost op satisfies, so a
+listing can label the ops found by nesting alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from profiling.analysis.links import Links, OpTree
 from profiling.analysis.regions import STEP_PREFIX
-from profiling.trace.model import Kind, Trace
+from profiling.trace.model import NO_ID, Kind, Trace
+
+ATTRIBUTIONS = ("external_id", "nesting", "none")
+"""How a GPU event's ``launched_by`` op was found (``attribution``)."""
 
 
 @dataclass(frozen=True)
@@ -82,3 +93,33 @@ def launch_chain(trace: Trace, links: Links, ops: OpTree, gpu_row: int,
 def chain_names(trace: Trace, chain: tuple[int, ...]) -> tuple[str, ...]:
     """The names along a chain (for JSON and for the views to format)."""
     return tuple(trace.name(r) for r in chain)
+
+
+def attribution(trace: Trace, links: Links, gpu_rows: np.ndarray) -> np.ndarray:
+    """Per GPU row, how its ``launched_by`` op (``Links.op``) was found, as an index
+    into ``ATTRIBUTIONS``: ``external_id`` when that op carries the id torch's rule
+    wants (the launching call's External id, else the event's own), so ``table``
+    credits it too; ``nesting`` when it is only the innermost op around the call
+    (torch shows no device time for it, or gives it to another op); ``none`` when
+    there is no such op (no launching call in the trace, or a call outside any op).
+    """
+    rows = np.asarray(gpu_rows, dtype=np.int64)
+    out = np.full(rows.shape[0], ATTRIBUTIONS.index("none"), dtype=np.int64)
+    if rows.shape[0] == 0:
+        return out
+    ext = trace.external_id
+    call, op = links.launch[rows], links.op[rows]
+    call_ext = np.where(call >= 0, ext[np.maximum(call, 0)], NO_ID)
+    own = np.where(ext[rows] > 0, ext[rows], NO_ID)
+    wanted = np.where(call_ext > 0, call_ext, own)
+    op_ext = np.where(op >= 0, ext[np.maximum(op, 0)], NO_ID)
+    has_op = (call >= 0) & (op >= 0)
+    out[has_op] = ATTRIBUTIONS.index("nesting")
+    out[has_op & (wanted > 0) & (op_ext == wanted)] = ATTRIBUTIONS.index("external_id")
+    return out
+
+
+def attribution_counts(trace: Trace, links: Links, gpu_rows: np.ndarray) -> dict[str, int]:
+    """``{attribution: count}`` over ``gpu_rows``, the labels that occur only."""
+    counts = np.bincount(attribution(trace, links, gpu_rows), minlength=len(ATTRIBUTIONS))
+    return {a: int(n) for a, n in zip(ATTRIBUTIONS, counts.tolist(), strict=True) if n}

@@ -4,7 +4,9 @@ Fields (DESIGN.md section 5): ``events`` (entries in the file's event list,
 metadata included, as the file counts them), ``lanes`` (a list in display
 order), ``regions`` and ``copies`` (objects keyed by name, in order of first
 appearance and of total time; the same shape ``compare --json`` uses for its
-regions) and ``warnings`` (the loader's repairs plus what the analysis
+regions; each copy also has ``attribution``, ``{external_id|nesting|none:
+count}``, saying how its ``launched_by`` ops were found: ``launch_chain``) and
+``warnings`` (the loader's repairs plus what the analysis
 noticed, such as GPU events whose launch is outside the trace).  Also:
 ``path``, ``rows`` (events kept as model rows, metadata excluded),
 ``duration_us``, ``gpu_events``, ``orphans`` and ``orphans_by_cause`` (``{cause:
@@ -17,6 +19,7 @@ from collections import Counter
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace, as_analysed
+from profiling.analysis.launch_chain import attribution_counts
 from profiling.analysis.links import Links, LinkSource
 from profiling.analysis.orphans import CAUSES, orphan_causes, orphans_by_cause
 from profiling.trace.model import Kind, Trace
@@ -82,6 +85,8 @@ def trace_stats(analysed: AnalysedTrace | Trace) -> dict[str, Any]:
         "orphans_by_cause": orphans_by_cause(trace, a.links),
         "lanes": lane_entries(trace),
         "regions": {s.name: _without_name(s.as_json()) for s in a.regions.summaries()},
-        "copies": {c.name: _without_name(c.as_json()) for c in a.copies},
+        "copies": {c.name: {**_without_name(c.as_json()),
+                            "attribution": attribution_counts(trace, a.links, c.rows)}
+                   for c in a.copies},
         "warnings": list(trace.warnings) + analysis_warnings(trace, a.links),
     }

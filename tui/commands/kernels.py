@@ -85,7 +85,6 @@ def _print(listing: list) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from tui.links import chain_text
     from tui.names import visible
 
     console = Console(highlight=False, soft_wrap=False)
@@ -113,5 +112,14 @@ def _print(listing: list) -> None:
             t.add_row(Text(str(n)), Text(f"{k.start_offset_us:.1f} us"),
                       Text(f"{k.dur_us:.1f} us"), Text(k.kind),
                       Text("" if k.stream is None else visible(str(k.stream))),
-                      Text(visible(k.name)), Text(chain_text(k.launch_chain, 60) or "-"))
+                      Text(visible(k.name)), Text(_chain_cell(k)))
         console.print(t)
+
+
+def _chain_cell(k: Any) -> str:
+    """The launch chain, labelled when its op was found by nesting alone (``table``
+    credits that op with no device time for this event)."""
+    from tui.links import chain_text
+
+    text = chain_text(k.launch_chain, 46 if k.attribution == "nesting" else 60) or "-"
+    return text + " (by nesting)" if k.attribution == "nesting" else text
