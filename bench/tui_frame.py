@@ -31,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from profiling.analysis.analysed import AnalysedTrace  # noqa: E402
 from tests.fixtures.flat_trace import flat_trace  # noqa: E402
 from tui.app import AttnTuiApp  # noqa: E402
-from profiling.analysis.analysed import AnalysedTrace  # noqa: E402
 from tui.session import Session  # noqa: E402
 from tui.widgets.details import Details  # noqa: E402
 from tui.widgets.ruler import Ruler  # noqa: E402
