@@ -336,3 +336,22 @@ def test_a_causal_mask_in_the_region_makes_matmul_flops_causal(tmp_path: Path) -
     assert region.flops_source == "matmul_shapes" and not region.flops_note
     b_, h, s_, d = 2, 4, 128, 64  # QKV_DIMS of the fixture, written out
     assert region.flops_per_instance == 4 * b_ * h * s_ * s_ * d / 2
+
+
+def test_rank_of_a_multi_rank_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``distributedInfo`` gives ``rank``/``world_size`` in the JSON, and the rank in the
+    trace cell only when the job has more than one rank."""
+    paths = []
+    for name, info in (("r2", {"rank": 2, "world_size": 4}), ("solo", {"rank": 0, "world_size": 1}),
+                       ("bad", {"rank": True, "world_size": "many"}), ("none", None)):
+        doc = variant_doc("sdpa_flash", 1)
+        del doc["attn_tui"]  # label from the file name
+        if info is not None:
+            doc["distributedInfo"] = info
+        paths.append(write_doc(tmp_path / f"{name}.json", doc))
+    out = _compare_json(paths, capsys)
+    assert [(d["rank"], d["world_size"]) for d in out] == [(2, 4), (0, 1), (None, None),
+                                                          (None, None)]
+    assert main(["compare", *map(str, paths), "--markdown"]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:6]
+    assert [r.split(" | ")[0] for r in rows] == ["| r2 · rank 2/4", "| solo", "| bad", "| none"]

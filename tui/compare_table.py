@@ -37,10 +37,18 @@ def number_cell(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
+def trace_cell(item: TraceComparison) -> str:
+    """The trace's label, with its rank when it is one of several (``worker · rank 3/8``):
+    the traces of one multi-rank job are named alike."""
+    if item.rank is not None and item.world_size is not None and item.world_size > 1:
+        return f"{item.label} · rank {item.rank}/{item.world_size}"
+    return item.label
+
+
 def cells(item: TraceComparison, reg: RegionComparison) -> list[str]:
     """One row of ``COLUMNS`` cells for one region of one trace."""
     return [
-        item.label,
+        trace_cell(item),
         reg.region,
         reg.implementation.name,
         str(reg.instances),

@@ -30,6 +30,7 @@ from profiling.analysis.attention_flops import (
 from profiling.analysis.attention_regions import is_attention_name
 from profiling.analysis.device_peaks import DevicePeak, match_device, trace_device_name
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
+from profiling.analysis.ranks import trace_rank, world_size
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Kind, Trace
 
@@ -120,6 +121,8 @@ class TraceComparison:
     self_device_time_total_us: float
     regions: dict[str, RegionComparison] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    rank: int | None = None  # distributedInfo.rank: which trace of a multi-rank job
+    world_size: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The ``compare --json`` object for this file (DESIGN.md section 5, plus extras)."""
@@ -127,6 +130,8 @@ class TraceComparison:
             "path": self.path,
             "label": self.label,
             "variant": self.variant,
+            "rank": self.rank,
+            "world_size": self.world_size,
             "device": self.device,
             "device_peak": None if self.peak is None else {
                 "model": self.peak.model, "bf16_tflops": self.peak.bf16_tflops,
@@ -258,6 +263,8 @@ def summarize_trace(analysed: AnalysedTrace | Trace,
         self_device_time_total_us=float(totals.self_device_time_total),
         regions={name: summarize_region(a, name, vs, peak) for name, vs in regions.items()},
         warnings=tuple(warnings),
+        rank=trace_rank(trace.metadata),
+        world_size=world_size(trace.metadata),
     )
 
 

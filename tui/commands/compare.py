@@ -103,7 +103,8 @@ def _print(items: Sequence[object]) -> None:
             width = max([len(COLUMNS[i])] + [len(row[i]) for row in rows])
             table.add_column(COLUMNS[i], justify="right", no_wrap=True, min_width=width)
         else:
-            table.add_column(COLUMNS[i], no_wrap=True, overflow="ellipsis", max_width=34)
+            wide = 48 if COLUMNS[i] == "trace" else 34  # room for a rank after the label
+            table.add_column(COLUMNS[i], no_wrap=True, overflow="ellipsis", max_width=wide)
     for row in rows:
         table.add_row(*(Text(visible(row[i])) for i in keep))
     console.print(table)
@@ -113,6 +114,8 @@ def _print(items: Sequence[object]) -> None:
         assert isinstance(item, TraceComparison)
         device = item.device or "device unknown"
         peak = f"dense peak {item.peak.model} ({item.peak.source})" if item.peak else "no peak"
-        console.print(Text(visible(f"{item.label}: {item.path} | {device} | {peak}")), style="dim")
+        rank = f" | rank {item.rank} of {item.world_size or '?'}" if item.rank is not None else ""
+        console.print(Text(visible(f"{item.label}: {item.path}{rank} | {device} | {peak}")),
+                      style="dim")
         for warning in item.warnings:
             console.print(Text(visible(f"  {warning}")), style="yellow")

@@ -16,6 +16,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import ContentSwitcher, Label, ProgressBar, Static
 
+from profiling.analysis.ranks import rank_text, trace_rank  # noqa: F401  (pure; moved)
 from tui.details import loader_notes
 from tui.file_watch import POLL_SECONDS, FileState, change, change_message
 from tui.fmt import fmt_count, fmt_ns
@@ -38,31 +39,6 @@ Loader = Callable[..., Session]
 PROGRESS_EVERY_S = 0.25
 WAIT_FOR_ANALYSIS = ("regions", "ops", "findings")
 """Views built from ``Session.analyse``'s results (shown once it has finished)."""
-
-
-def trace_rank(metadata: dict) -> int | None:
-    """The trace's ``distributedInfo.rank`` (a multi-rank job writes one trace per
-    rank, named alike: the rank tells them apart); None when absent or not a number."""
-    info = metadata.get("distributedInfo") if isinstance(metadata, dict) else None
-    rank = info.get("rank") if isinstance(info, dict) else None
-    if isinstance(rank, bool) or not isinstance(rank, (int, str)):
-        return None
-    try:
-        return int(rank)
-    except ValueError:
-        return None
-
-
-def rank_text(metadata: dict) -> str:
-    """``rank 3 of 8`` (``rank 3`` when the world size is absent or 1); '' without a rank."""
-    rank = trace_rank(metadata)
-    if rank is None:
-        return ""
-    info = metadata.get("distributedInfo")
-    world = info.get("world_size") if isinstance(info, dict) else None
-    if isinstance(world, int) and not isinstance(world, bool) and world > 1:
-        return f"rank {rank} of {world}"
-    return f"rank {rank}"
 
 
 def progress_text(stage: str, fraction: float, size: int) -> str:
