@@ -4,23 +4,47 @@ from __future__ import annotations
 
 import math
 
-from tui.fmt import fmt_ns, fmt_tick, nice_step
+from tui.fmt import fmt_ns, nice_step
 from tui.viewport import Viewport
+
+_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
+
+
+def tick_format(largest_ns: float, step_ns: float) -> tuple[int, str, int]:
+    """``(scale, unit, places)`` for every label of one ruler: the unit in which the
+    largest label (in magnitude) is at least 1, so a label deep in a long trace
+    reads ``+3.26205 ms``, never ``3262050 ns``; the decimals the tick step needs."""
+    reach = max(abs(largest_ns), step_ns)
+    scale, unit = next(((sc, u) for sc, u in _UNITS if reach >= sc), _UNITS[-1])
+    frac = step_ns / scale
+    places = 0 if frac >= 1 - 1e-9 else max(0, -int(math.floor(math.log10(frac) + 1e-9)))
+    return scale, unit, places
+
+
+def tick_label(t_ns: float, scale: int, unit: str, places: int) -> str:
+    """``+12.5 µs``: an offset from the ruler's zero, signed, every label of a
+    ruler with the same decimals (the zero itself is a bare ``0``)."""
+    text = f"{abs(t_ns) / scale:.{places}f}"
+    if float(text) == 0:
+        return f"0 {unit}"
+    return f"{'-' if t_ns < 0 else '+'}{text} {unit}"
 
 
 def ruler_text(vp: Viewport, zero: float = 0.0) -> str:
-    """``vp.width`` characters: ``┊`` at each tick followed by its time since
-    ``zero`` (the trace start, or the marked range's start): ``0 ms``, ``2.5 ms``...,
-    ticks 1/2/5 x 10^k ns apart, counted from ``zero`` so that it gets a tick."""
+    """``vp.width`` characters: ``┊`` at each tick followed by its offset from
+    ``zero`` (the trace start, or the marked range's start): ``0 ms``, ``+2.5 ms``...,
+    ticks 1/2/5 x 10^k ns apart, counted from ``zero`` so that it gets a tick; one
+    unit for the whole ruler (``tick_format``)."""
     width = vp.width
     buf = [" "] * width
     step = nice_step(vp.span, width, min_cells=12)
+    fmt = tick_format(max(abs(vp.start - zero), abs(vp.end - zero)), step)
     t = zero + math.ceil((vp.start - zero) / step) * step
     guard = 0
     while t <= vp.end and guard < width:
         col = int(round(vp.col_at(t)))
         if 0 <= col < width:
-            label = "┊" + fmt_tick(t - zero, step)
+            label = "┊" + tick_label(t - zero, *fmt)
             for i, ch in enumerate(label):
                 if col + i < width:
                     buf[col + i] = ch

@@ -16,6 +16,8 @@ ZOOM_STEP = 0.6
 """One zoom-in keypress shows 60% of the span; zoom-out shows 1/0.6 of it."""
 PAN_STEP = 0.2
 """One pan keypress moves a fifth of the visible span."""
+FIT_MARGIN = 0.01
+"""Fit-all shows the trace with 1% of its length free on each side."""
 
 
 @dataclass
@@ -59,9 +61,8 @@ class Viewport:
     # ---- moves ----
 
     def fit_all(self) -> None:
-        margin = self.total * 0.01
-        self.start = -margin
-        self.span = self.total + 2 * margin
+        self.start = -self.total * FIT_MARGIN
+        self.span = self._max_span()
         self._clamp()
 
     def show(self, t0: float, t1: float, margin: float = 0.05) -> None:
@@ -121,7 +122,9 @@ class Viewport:
     # ---- limits ----
 
     def _max_span(self) -> float:
-        return self.total * 1.5 + MIN_NS_PER_CELL * self.width
+        """Zooming out stops at the whole trace (fit-all's span): further out
+        shows only empty space, and a key that seems to do nothing is clearer."""
+        return max(self.total * (1 + 2 * FIT_MARGIN), MIN_NS_PER_CELL * self.width)
 
     def _clamp(self) -> None:
         self.span = min(max(self.span, MIN_NS_PER_CELL * self.width), self._max_span())
