@@ -10,7 +10,8 @@ count}``, saying how its ``launched_by`` ops were found: ``launch_chain``) and
 noticed, such as GPU events whose launch is outside the trace).  Also:
 ``path``, ``rows`` (events kept as model rows, metadata excluded),
 ``duration_us``, ``gpu_events``, ``orphans`` and ``orphans_by_cause`` (``{cause:
-count}``, the causes of ``profiling.analysis.orphans``).
+count}``, the causes of ``profiling.analysis.orphans``), ``rank`` and ``world_size``
+(``distributedInfo``, null when the trace has none).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from profiling.analysis.analysed import AnalysedTrace, as_analysed
 from profiling.analysis.launch_chain import attribution_counts
 from profiling.analysis.links import Links, LinkSource
 from profiling.analysis.orphans import CAUSES, orphan_causes, orphans_by_cause
+from profiling.analysis.ranks import trace_rank, world_size
 from profiling.trace.model import Kind, Trace
 
 
@@ -77,6 +79,8 @@ def trace_stats(analysed: AnalysedTrace | Trace) -> dict[str, Any]:
     trace = a.trace
     return {
         "path": trace.path,
+        "rank": trace_rank(trace.metadata),  # distributedInfo: which rank of a job
+        "world_size": world_size(trace.metadata),
         "events": trace.n_entries,
         "rows": len(trace),
         "duration_us": (trace.end_ns_max - trace.start_ns) / 1000.0 if len(trace) else 0.0,

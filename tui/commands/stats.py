@@ -33,15 +33,19 @@ def _print(stats: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from profiling.analysis.ranks import rank_text
+    from tui.fmt import fmt_time
     from tui.names import visible
 
     console = Console(highlight=False, soft_wrap=False)
     if not console.is_terminal:
         console.width = 200
+    rank = rank_text({"distributedInfo": {"rank": stats.get("rank"),
+                                          "world_size": stats.get("world_size")}})
     console.print(Text(
-        f"{visible(stats['path'])}: {stats['events']} events, {stats['rows']} rows, "
-        f"{stats['duration_us'] / 1000.0:.3f} ms, {stats['gpu_events']} GPU events "
-        f"({stats['orphans']} with no launch in the trace)"
+        f"{visible(stats['path'])}: {rank + ', ' if rank else ''}{stats['events']} events, "
+        f"{stats['rows']} rows, {fmt_time(stats['duration_us'], 'us', digits=4)}, "
+        f"{stats['gpu_events']} GPU events ({stats['orphans']} with no launch in the trace)"
     ))
 
     lanes = Table(title="lanes", title_justify="left", box=box.SIMPLE_HEAD)
@@ -63,7 +67,8 @@ def _print(stats: dict[str, Any]) -> None:
         for name, r in stats["regions"].items():
             regions.add_row(
                 Text(visible(name)), Text(str(r["instances"])),
-                Text(f"{r['cpu_time_avg_us']:.1f} us"), Text(f"{r['device_time_avg_us']:.1f} us"),
+                Text(fmt_time(r["cpu_time_avg_us"], "us")),
+                Text(fmt_time(r["device_time_avg_us"], "us")),
                 Text(f"{r['kernels_per_instance']:g}"), Text(f"{r['memcpy_per_instance']:g}"),
                 Text(f"{r['memset_per_instance']:g}"),
             )
@@ -80,7 +85,7 @@ def _print(stats: dict[str, Any]) -> None:
         copies.add_column("regions", overflow="fold")
         for name, c in stats["copies"].items():
             copies.add_row(Text(visible(name)), Text(str(c["count"])),
-                           Text(f"{c['total_us']:.1f} us"),
+                           Text(fmt_time(c["total_us"], "us")),
                            Text(visible(", ".join(c["launched_by"]))),
                            Text(visible(", ".join(c["regions"]))))
         console.print(copies)
