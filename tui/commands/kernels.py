@@ -85,6 +85,7 @@ def _print(listing: list) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from tui.fmt import fmt_time
     from tui.names import visible
 
     console = Console(highlight=False, soft_wrap=False)
@@ -96,8 +97,9 @@ def _print(listing: list) -> None:
             counts[k.kind] = counts.get(k.kind, 0) + 1
         what = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items())
         title = Text(
-            f"{visible(inst.region)} #{inst.instance}: starts {inst.start_us / 1000.0:.3f} ms, "
-            f"CPU {inst.cpu_time_us:.1f} us, GPU {inst.device_time_us:.1f} us"
+            f"{visible(inst.region)} #{inst.instance}: starts "
+            f"{fmt_time(inst.start_us, 'us', digits=4)}, CPU {fmt_time(inst.cpu_time_us, 'us')}, "
+            f"GPU {fmt_time(inst.device_time_us, 'us')}"
             + (f", {what}" if what else ", no GPU events launched")
         )
         t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
@@ -109,8 +111,8 @@ def _print(listing: list) -> None:
         t.add_column("name", no_wrap=True, overflow="ellipsis", max_width=80)
         t.add_column("launch chain", no_wrap=True, overflow="ellipsis", max_width=60)
         for n, k in enumerate(inst.kernels):
-            t.add_row(Text(str(n)), Text(f"{k.start_offset_us:.1f} us"),
-                      Text(f"{k.dur_us:.1f} us"), Text(k.kind),
+            t.add_row(Text(str(n)), Text(fmt_time(k.start_offset_us, "us")),
+                      Text(fmt_time(k.dur_us, "us")), Text(k.kind),
                       Text("" if k.stream is None else visible(str(k.stream))),
                       Text(visible(k.name)), Text(_chain_cell(k)))
         console.print(t)
