@@ -172,3 +172,23 @@ def test_the_copied_json_is_the_event_with_its_args(naive):
 def test_copied_json_stays_valid_with_non_finite_numbers():
     text = copy_text({"name": "x", "args": {"v": math.inf, "w": [math.nan]}})
     assert json.loads(text) == {"name": "x", "args": {"v": "inf", "w": ["nan"]}}
+
+
+def test_attribution_line_says_how_the_op_was_found() -> None:
+    """A GPU event's details say whether its op is the one torch's table credits
+    (External id) or only the op around the call (nesting), from the analysis's label."""
+    from profiling.analysis.analysed import AnalysedTrace
+    from profiling.trace.loader import load_trace
+    from tui.details import ATTRIBUTION_TEXT, describe
+    from tui.links import LinkLookup
+
+    trace = load_trace("sample_traces/naive.json.gz")
+    lookup = LinkLookup(AnalysedTrace(trace))
+    kernel = int(lookup.analysed.links.gpu_rows[0])
+    label = lookup.attribution_of(kernel)
+    assert label == "external_id"
+    rows = dict(describe(trace, kernel, attribution=label))
+    assert rows["attributed"] == ATTRIBUTION_TEXT["external_id"]
+    cpu_row = int(lookup.analysed.links.launch[kernel])
+    assert lookup.attribution_of(cpu_row) == ""
+    assert "attributed" not in dict(describe(trace, cpu_row, attribution=""))

@@ -202,6 +202,15 @@ def arg_rows(args: dict[str, Any]) -> list[Row]:
 
 # ---------- the event ----------
 
+ATTRIBUTION_TEXT = {
+    "external_id": "to the op by its External id, as torch's key_averages table does",
+    "nesting": "by launch nesting only: the op around the call; torch's table (Ops view) "
+               "gives this op no device time for it",
+}
+"""What the details panel says of each ``launch_chain.ATTRIBUTIONS`` label (``none``
+needs no line: "launched by" already says there is no op)."""
+
+
 def describe(
     trace: Trace,
     row: int,
@@ -211,11 +220,13 @@ def describe(
     origin: int | None = None,
     chain: Sequence[str] = (),
     inside: Sequence[str] = (),
+    attribution: str = "",
 ) -> list[Row]:
     """Label/value rows for the event at ``row``: what and where it is, its exact
     times, its links across the CPU/GPU boundary (``chain``: the launch chain's
     names, outermost first, as ``LinkLookup.chain_of`` gives them; ``inside``: the names of
-    the slices around a CPU event, outermost first), then every arg."""
+    the slices around a CPU event, outermost first; ``attribution``: how a GPU event's
+    op was found, ``LinkLookup.attribution_of``), then every arg."""
     origin = trace.start_ns if origin is None else origin
     kind = Kind(int(trace.kind[row]))
     ts, dur = int(trace.ts_ns[row]), int(trace.dur_ns[row])
@@ -228,6 +239,8 @@ def describe(
     rows.append(("duration", fmt_duration(dur)))
     rows.extend(_where(trace, row, kind))
     rows.extend(_links(trace, row, kind, launch, op, gpu_rows, chain))
+    if attribution in ATTRIBUTION_TEXT:
+        rows.append(("attributed", ATTRIBUTION_TEXT[attribution]))
     if inside and kind not in GPU_KINDS:
         rows.append(("inside", " › ".join(visible(n) for n in inside)))
     elif op >= 0 and op != row and kind not in GPU_KINDS:

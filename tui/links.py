@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.links import Links
 from profiling.trace.model import GPU_KINDS, Kind
 from tui.names import clip, visible
@@ -81,6 +82,15 @@ class LinkLookup:
         if row < 0 or int(self.trace.kind[row]) not in GPU_KINDS:
             return ()
         return self.analysed.launch_chain(row)
+
+    def attribution_of(self, row: int) -> str:
+        """How GPU ``row``'s launching op was found (``launch_chain.ATTRIBUTIONS``):
+        ``external_id`` (the op torch's table credits too), ``nesting`` (only the op
+        around the call; the table shows no device time there) or ``none``."""
+        if row < 0 or not self.ready or int(self.trace.kind[row]) not in GPU_KINDS:
+            return ""
+        code = attribution(self.trace, self.analysed.links, np.array([row], dtype=np.int64))
+        return ATTRIBUTIONS[int(code[0])]
 
     def ancestors(self, row: int) -> list[int]:
         """Slices enclosing ``row`` on its lane (by the loader's depth), innermost first."""

@@ -141,7 +141,8 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
         launch, op, gpu = model.linked(row)
         inside = [model.trace.name(a) for a in reversed(model.links.ancestors(row))]
         lines = describe(model.trace, row, launch, op, gpu, origin=model.origin,
-                         chain=self._chain(model, launch), inside=inside)
+                         chain=self._chain(model, launch), inside=inside,
+                         attribution=model.links.attribution_of(row))
         self.update(layout(lines), lines)
 
     @staticmethod
