@@ -299,6 +299,7 @@ def _flops_check(paths: dict[str, Path], tmp_path: Path,
         assert ra["flops_source"] == "config" and ra["causal"] is True
         assert ra["flops_convention"] == "causal"
         assert ra["flops_per_instance"] == _config_flops(paths[v])
+        assert ra["dtype"] == rb["dtype"] == "bf16", v  # one spelling whichever source
         if v.startswith("sdpa"):
             assert rb["flops_source"] == "shapes" and rb["causal"] is True
             assert rb["flops_convention"] == "causal" and rb["flops_note"] is None

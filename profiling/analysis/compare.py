@@ -28,7 +28,12 @@ from profiling.analysis.attention_flops import (
     work_from_ops,
 )
 from profiling.analysis.attention_regions import is_attention_name
-from profiling.analysis.device_peaks import DevicePeak, match_device, trace_device_name
+from profiling.analysis.device_peaks import (
+    DevicePeak,
+    dtype_family,
+    match_device,
+    trace_device_name,
+)
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
 from profiling.analysis.ranks import trace_rank, world_size
 from profiling.analysis.regions import RegionInstance
@@ -197,7 +202,7 @@ def summarize_region(a: AnalysedTrace, region: str, instances: Sequence[RegionIn
         flops_detail=work.source if work is not None else "",
         flops_convention=work.convention if work is not None else None,
         flops_note=work.note if work is not None else "",
-        dtype=work.dtype if work is not None else None,
+        dtype=(dtype_family(work.dtype) or work.dtype) if work is not None else None,
         causal=work.causal if work is not None else None,
         tflops=tflops,
         peak_tflops=peak_tflops,
