@@ -130,6 +130,22 @@ def test_gpu_idle_gaps_between_the_regions_kernels(tmp_path: Path) -> None:
     _check_evidence(trace, f)
     flash = _findings(_built(tmp_path, [fused_tree("sdpa_flash")] * 3, "f.json"))
     assert "gpu-idle-gaps" not in flash
+    assert "waits for the host" in f.detail  # gemm_b's launch came after the GPU went idle
+
+
+def test_gpu_gaps_with_early_launches_do_not_blame_the_host(tmp_path: Path) -> None:
+    """Both kernels launched back to back, the second starting late on the GPU (waiting
+    on something else): the finding must not say the GPU waits for the host."""
+    b = Builder()
+    for _ in range(3):
+        b.region([Op("aten::mm", [Launch("gemm_a", 100)]), Op("aten::mm", [Launch("gemm_b", 100)])])
+    doc = b.document(None)
+    for e in doc["traceEvents"]:
+        if e["name"] == "gemm_b":
+            e["ts"] += 300.0  # the GPU starts it 300 µs after its launch call returned
+    f = _findings(load_trace(write_doc(tmp_path / "early.json", doc)))["gpu-idle-gaps"]
+    assert "other than the host" in f.detail and "waits for the host" not in f.detail
+    assert "CUDA graph" not in f.suggestion
 
 
 def test_odd_instances(tmp_path: Path) -> None:

@@ -107,16 +107,46 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
         return []
     rows = [ctx.evidence(row, v, f"GPU idle {fmt_ns(gap)} before this")
             for v, _, _, row, gap in stats if row >= 0]
+    late, known = _late_launches(ctx, [(row, gap) for _, _, _, row, gap in stats if row >= 0])
+    if known and late == known:
+        detail = ("after the longest gap of each instance, the next event's launch call began "
+                  "once the GPU was already idle: the GPU waits for the host to launch it")
+        suggestion = ("fuse the small kernels (torch.compile) or capture the region in a CUDA "
+                      "graph; look for host work between launches")
+    elif known and late == 0:
+        detail = ("the launch calls were issued before the gaps: the GPU waits on something "
+                  "other than the host (another stream, an event, a dependency)")
+        suggestion = "look at what the stream waits on in the timeline (other streams, events)"
+    else:
+        detail = (f"in {late} of {len(rows)} instances the next event's launch call began once "
+                  "the GPU was idle (the host was late); the other gaps' launches were issued "
+                  "earlier or are not in the trace")
+        suggestion = ("for the host-late gaps: fuse the small kernels (torch.compile) or use a "
+                      "CUDA graph; for the others, look at what the stream waits on")
     return [Finding(
         id="gpu-idle-gaps", severity="low", region=ctx.region,
         instances=tuple(v.index for v, i, s, _, _ in stats if s and i / s >= GAP_MIN_SHARE),
         title=f"GPU idle {100 * share:.0f}% of the region's GPU span "
               f"({fmt_ns(idle)} per instance)",
-        detail="the GPU waits between this region's kernels for the host to launch the next",
+        detail=detail,
         evidence=limit(rows),
-        suggestion="fuse the small kernels (torch.compile) or capture the region in a CUDA "
-                   "graph; look for host work between launches",
+        suggestion=suggestion,
     )]
+
+
+def _late_launches(ctx: RegionContext, gaps: list[tuple[int, float]]) -> tuple[int, int]:
+    """(how many, of how many with a known launch call) of the GPU rows after a gap
+    were launched by a call that began after the gap began: the host was late."""
+    t = ctx.trace
+    launch = ctx.analysed.links.launch
+    late = known = 0
+    for row, gap in gaps:
+        call = int(launch[row])
+        if call < 0:
+            continue
+        known += 1
+        late += int(int(t.ts_ns[call]) >= int(t.ts_ns[row]) - gap)
+    return late, known
 
 
 def odd_instances(ctx: RegionContext) -> list[Finding]:
