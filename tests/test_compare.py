@@ -356,3 +356,22 @@ def test_rank_of_a_multi_rank_trace(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["compare", *map(str, paths), "--markdown"]) == 0
     rows = capsys.readouterr().out.splitlines()[2:6]
     assert [r.split(" | ")[0] for r in rows] == ["| r2 · rank 2/4", "| solo", "| bad", "| none"]
+
+
+def test_tui_compare_header_says_when_flops_count_differently(
+        synth_traces: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    """The TUI's Compare header (``CompareResult.warnings``) carries the FLOPs note when
+    one file's figure is dense (no config, mask outside the region), and nothing when
+    every figure is the config's causal count."""
+    from profiling.analysis.analysed import AnalysedTrace
+    from tui.compare_data import Source, compare_sources
+
+    def result(paths: list[Path]) -> list[str]:
+        return compare_sources([Source(str(p), AnalysedTrace(load_trace(p)))
+                                for p in paths]).warnings
+
+    assert result([synth_traces["naive"], synth_traces["sdpa_flash"]]) == []
+    bare = _without_config(synth_traces["naive"], tmp_path / "bare.json")
+    notes = result([bare, synth_traces["sdpa_flash"]])
+    assert any(n.startswith("bare: dense FLOPs") and "causal unknown" in n for n in notes)
+    assert any(n.startswith("sdpa_flash: causal FLOPs from the capture config") for n in notes)

@@ -25,7 +25,7 @@ from profiling.analysis.compare import (
     with_ratios,
 )
 from tui.blocks import hbar
-from tui.compare_table import COLUMNS, table_rows, time_cell
+from tui.compare_table import COLUMNS, flops_notes, table_rows, time_cell
 from tui.names import clip, visible
 from tui.session import error_line
 
@@ -74,10 +74,23 @@ class CompareResult:
 
     @property
     def warnings(self) -> list[str]:
-        """The analysis's notes per file (a missing region, the fallback it used)."""
-        return [
+        """The analysis's notes per file (a missing region, the fallback it used), then
+        what the FLOPs count when the rows' figures do not all count alike."""
+        notes = [
             f"{e.label}: {w}" for e in self.entries if e.comparison for w in e.comparison.warnings
         ]
+        return notes + self.flops_warnings
+
+    @property
+    def flops_warnings(self) -> list[str]:
+        """``compare``'s FLOPs notes (source and convention per row) when a row's figure
+        is not the useful causal count or the rows count differently; [] when all agree."""
+        items = [e.comparison for e in self.entries if e.comparison is not None]
+        regions = [r for item in items for r in item.regions.values() if r.flops_detail]
+        conventions = {r.flops_convention for r in regions}
+        if not any(r.flops_note for r in regions) and len(conventions) <= 1:
+            return []
+        return flops_notes(items)[1:]  # the legend is the CLI's; the header has no room
 
 
 def file_label(path: str) -> str:
