@@ -81,10 +81,10 @@ def naive_trace(tmp_path: Path) -> Path:
     return write_doc(tmp_path / "naive.json", naive_like_doc(3))
 
 
-def _command(path: Path | str) -> str:
+def _command(path: Path | str, colours: str = "-u NO_COLOR TERM=xterm-256color") -> str:
     # -u COLUMNS -u LINES: a test process can carry them (set by C code, not in os.environ),
     # and Textual would then ignore the real size of the tmux window
-    env = "env -u NO_COLOR -u COLUMNS -u LINES ATTN_TUI_THEME=dark TERM=xterm-256color"
+    env = f"env -u COLUMNS -u LINES {colours} ATTN_TUI_THEME=dark"
     run = f"{env} {sys.executable} -m tui.cli open {path}"
     return f"cd {REPO} && {run}; echo ATTN_TUI_EXIT=$?; sleep 60"
 
@@ -141,6 +141,27 @@ def test_range_over_one_attn_fwd_in_a_real_terminal(naive_trace, width, height):
         term.send("M")
         term.wait_for("window ")
         assert "GPU busy" not in term.screen()
+        term.send("q")
+        term.wait_for("ATTN_TUI_EXIT=0", timeout=15)
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize(
+    "colours", ["NO_COLOR=1 TERM=xterm-256color", "-u NO_COLOR -u COLORTERM TERM=linux"]
+)
+def test_copies_and_neighbours_show_without_colour(naive_trace, colours):
+    """Issue 11, item 6: under NO_COLOR=1 and on a 16-colour terminal the GPU stream
+    shows the Memcpy and the Memset by letter, and touching kernels apart (│)."""
+    term = Terminal("nocolour", 140, 45)
+    term.start(_command(naive_trace, colours))
+    try:
+        term.wait_for("1 Timeline", "stream", "attn_fwd", timeout=30)
+        label = 30  # label column at 140 cells (tui.widgets.timeline.label_width)
+        tracks = [line[label:] for line in term.screen().splitlines()]
+        copies = [t for t in tracks if "Mc" in t]
+        assert copies, term.screen()
+        assert re.search(r"\bS\b", copies[0]) and "│" in copies[0], copies[0]
         term.send("q")
         term.wait_for("ATTN_TUI_EXIT=0", timeout=15)
     finally:

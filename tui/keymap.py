@@ -134,6 +134,9 @@ _TIMELINE = (
     Key("timeline", "A / shift+←", "shrink the range: its end earlier",
         "A,shift+left", "resize_range(-1)", "Shrink the range"),
     Key("timeline", "M", "clear the range", "M", "clear_range", "Clear the range"),
+    Key("timeline", "L", "legend: what each colour, letter and glyph means\n"
+        "(Memcpy, Memset, kernel density); also at the end of help",
+        "L", "legend", "Legend: colours and glyphs"),
     Key("timeline", "esc", "clear the selection", "escape", "clear_selection", "Clear selection"),
     Key("timeline", "mouse", "click selects (on a label: folds); ctrl/shift+wheel zoom"),
 )

@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui.keymap import SECTIONS, help_rows
+from tui.screens.legend import legend_text, sample_styles
 
 
 def help_text() -> Text:
@@ -39,6 +40,8 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-box") as box:
             box.border_title = "attn-tui keys (esc closes)"
             yield Static(help_text(), id="help-text")
+            heading = Text("\nTimeline legend (L on the timeline)\n", style="bold underline")
+            yield Static(heading + legend_text(sample_styles(self.app)), id="help-legend")
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)

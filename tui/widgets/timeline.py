@@ -18,8 +18,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from profiling.trace.model import Kind
+from tui.glyphs import low_colour, run_text
 from tui.guard import ReportsErrors
-from tui.names import clip, short_name, visible
+from tui.names import clip, visible
 from tui.timeline_model import TimelineModel
 from tui.timeline_moves import next_gpu_lane, next_lane, unfold_for_gpu
 from tui.tracks import runs
@@ -35,7 +36,6 @@ KIND_CLASS = {
     Kind.PYTHON_FUNCTION: "timeline--python",
 }
 _CLASS_BY_CODE: dict[int, str] = {int(k): v for k, v in KIND_CLASS.items()}
-_DENSE = ("░", "▒", "▓")
 
 
 def label_width(total: int) -> int:
@@ -155,6 +155,13 @@ class Timeline(ReportsErrors, ScrollView, can_focus=True):
 
     # ---- drawing ----
 
+    @property
+    def low_colour(self) -> bool:
+        """Colour cannot tell events apart here (``glyphs.low_colour``); events then
+        end in a separator where they touch."""
+        app = self.app
+        return low_colour(bool(app.no_color), app.console.color_system, app.is_headless)
+
     def render_line(self, y: int) -> Strip:
         self._theme_key = self.app.theme
         if self.size.width and self.model.viewport.width != self.size.width - self.label_cells:
@@ -199,24 +206,18 @@ class Timeline(ReportsErrors, ScrollView, can_focus=True):
             return [Segment(" " * width, empty)]
         out: list[Segment] = []
         trace = self.model.trace
-        for run in runs(cells):
+        low = self.low_colour
+        found = runs(cells)
+        for i, run in enumerate(found):
             n = run.stop - run.start
             if run.row < 0:
                 out.append(Segment(" " * n, empty))
-            elif run.dense:
-                glyph = _DENSE[0 if run.dense < 4 else 1 if run.dense < 16 else 2]
-                out.append(Segment(glyph * n, self._event_style(run.row, run.dense)))
-            else:
-                kind = int(trace.kind[run.row])
-                if n >= 3:
-                    text = clip(short_name(trace.name(run.row), n), n)
-                elif kind == Kind.MEMCPY:
-                    text = "Mc"[:n]  # a copy stays visible even without colour
-                elif kind == Kind.MEMSET:
-                    text = "Ms"[:n]
-                else:
-                    text = ""
-                out.append(Segment(text.ljust(n), self._event_style(run.row, 0, run.alt)))
+                continue
+            touches = i + 1 < len(found) and found[i + 1].row >= 0
+            name = "" if run.dense else trace.name(run.row)
+            text = run_text(int(trace.kind[run.row]), name, n, dense=run.dense,
+                            touches_next=touches, low=low)  # fmt: skip
+            out.append(Segment(text, self._event_style(run.row, run.dense, run.alt)))
         return out
 
     # ---- actions ----
@@ -314,6 +315,12 @@ class Timeline(ReportsErrors, ScrollView, can_focus=True):
     def action_clear_range(self) -> None:
         self.model.clear_range()
         self._after(scroll=False)
+
+    def action_legend(self) -> None:
+        """``L``: what the colours, letters and glyphs mean."""
+        from tui.screens.legend import LegendScreen  # it looks this widget up for styles
+
+        self.app.push_screen(LegendScreen())
 
     def action_clear_selection(self) -> None:
         self.model.select(-1, remember=False)
