@@ -137,3 +137,8 @@ def test_snapshot_range_panel(monkeypatch, snap_compare):
         await _settle(pilot, lambda: app.query_one(RangePanel).report is not None)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=range_over_attn_fwd)
+
+
+def test_snapshot_legend(naive_app, snap_compare):
+    """L on the timeline: each colour with a sample, the copies' letters, the shades."""
+    assert snap_compare(naive_app, press=["L"], terminal_size=(80, 24), run_before=wait_loaded)

@@ -63,7 +63,9 @@ class LegendScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="legend-box") as box:
             box.border_title = "timeline legend (esc closes)"
-            yield Static(legend_text(sample_styles(self.app)), id="legend-text")
+            text = legend_text(sample_styles(self.app))
+            text.rstrip()  # no blank line above the box's bottom border
+            yield Static(text, id="legend-text")
 
     def action_dismiss_legend(self) -> None:
         self.dismiss(None)
