@@ -261,7 +261,7 @@ def _is_upcast(trace: Trace, row: int) -> bool:
 
 
 def mask_rebuilt(ctx: RegionContext) -> list[Finding]:
-    """triu/tril inside the region: the causal mask is built again on every call."""
+    """triu/tril inside the region: a (triangular) mask is built again in each instance."""
     t = ctx.trace
     rows: list[EvidenceRow] = []
     hit: set[int] = set()
