@@ -54,6 +54,15 @@ def test_an_annotation_span_covers_the_gpu_work_it_launched():
     assert hi == int(ends.max()) > int(trace.ts_ns[row] + trace.dur_ns[row]) - origin
 
 
+def test_before_the_links_exist_the_span_is_the_cpu_side_and_nothing_is_computed():
+    trace, links = _naive()
+    row = _attn_fwd(trace)
+    lo, hi, gpu = event_span(trace, links, row)
+    assert not links.ready  # a key press never waits for the analysis
+    assert (lo, hi, gpu) == (int(trace.ts_ns[row] - trace.start_ns),
+                             int(trace.ts_ns[row] - trace.start_ns + trace.dur_ns[row]), 0)
+
+
 def test_a_gpu_event_span_is_its_own():
     trace, links = _naive()
     k = next(r for r in range(len(trace)) if trace.kind[r] == Kind.KERNEL)

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from profiling.trace.model import Kind
+from profiling.trace.model import GPU_KINDS, Kind
 from tui.glyphs import low_colour, run_text
 from tui.guard import ReportsErrors
 from tui.names import clip, visible
@@ -301,9 +301,13 @@ class Timeline(ReportsErrors, ScrollView, can_focus=True):
 
     def action_mark_range(self) -> None:
         """``m``: the selected event's span (with the GPU work it launched) is the range."""
-        if self.model.mark_range() < 0:
+        model = self.model
+        if model.mark_range() < 0:
             self.notify("Select an event first (h/l or click), then m marks its span",
                         severity="warning")  # fmt: skip
+        elif not model.links.ready and int(model.trace.kind[model.selected]) not in GPU_KINDS:
+            self.notify("Still analysing: the range is the CPU span only; press m again "
+                        "for its GPU work once the analysis is done", timeout=5)  # fmt: skip
         self._after(scroll=False)
 
     def action_resize_range(self, direction: int) -> None:
