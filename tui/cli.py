@@ -152,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown table")
     _common(p, cache=True)
 
+    _diff_parser(sub)
+
     p = sub.add_parser("findings", help="what an expert would point out, with evidence")
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
     fmt = p.add_mutually_exclusive_group()
@@ -164,6 +166,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("variants", help="which variants this machine can capture, and why not")
     _common(p)
     return parser
+
+
+def _diff_parser(sub: Any) -> None:
+    """``diff``: its own function so that build_parser stays short."""
+    p = sub.add_parser("diff", help="kernel sequences of a region aligned: what the first "
+                       "trace launches that each other one does not, and back")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help=PATHS_HELP + "; the first is the base, each other one is set against it")
+    p.add_argument("--region", metavar="NAME",
+                   help="region to diff (default: the first attention region, as kernels "
+                        "chooses them, else the first top-level annotation, else ProfilerStep*)")
+    p.add_argument("--instance", type=_non_negative_int, metavar="K",
+                   help="diff instance K of the region in every trace (0-based; default: each "
+                        "trace's median instance by GPU time)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true",
+                     help="print a list of pairwise diffs (the first trace against each other)")
+    fmt.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    _common(p, cache=True)
 
 
 def _slices_parser(sub: Any) -> None:

@@ -1,0 +1,184 @@
+"""``attn-tui diff A B [...] [--region NAME] [--instance K] [--json | --markdown]``.
+
+The kernel sequences of one typical instance of a region (the median by GPU
+time, or ``--instance K``) in each trace, aligned like ``git diff`` aligns lines
+(``profiling.analysis.kernel_diff``): ``=`` in both, ``-`` only in A (the first
+trace, the base), ``+`` only in the other.  With more than two traces the base
+is set against each other one and the table has one column group per other
+trace.  ``--json`` prints a list of pairwise diffs (one for two traces);
+``--markdown`` a GitHub table; otherwise a Rich table.  Names are data: cells
+are ``Text`` and markdown cells are escaped, so no name reads as markup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Cell = tuple[str, float | None, float | None]
+"""A merged line's cell for one other trace: (op, its µs, its difference from the base)."""
+
+
+@dataclass
+class _Line:
+    """One row of the merged table: a base kernel, or a kernel only another trace has."""
+
+    name: str
+    base_us: float | None
+    chain: tuple[str, ...]
+    cells: list[Cell] = field(default_factory=list)
+
+
+def run(args: argparse.Namespace) -> int:
+    from profiling.analysis.analysed import AnalysedTrace
+    from profiling.analysis.kernel_diff import diff_traces
+    from profiling.errors import AttnTuiError
+    from tui.loading import load_for_command
+
+    paths: list[str] = list(args.paths)
+    if len(paths) < 2:
+        raise AttnTuiError("diff needs two traces or more", "",
+                           "give a base trace and one or more to set against it")
+    traces = [AnalysedTrace(load_for_command(p, args)) for p in paths]
+    diffs = diff_traces(traces, args.region, args.instance)
+    if args.json:
+        doc = [d.as_json() for d in diffs]
+        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+    elif args.markdown:
+        sys.stdout.write(markdown(diffs))
+    else:
+        _print(diffs)
+    return 0
+
+
+def merged_lines(diffs: Sequence[Any]) -> list[_Line]:
+    """Base kernels in order, each other trace's ``+`` kernels where its diff put them.
+    A cell is (op, that trace's µs, its difference from the base)."""
+    n = sum(r.op != "+" for r in diffs[0].rows) if diffs else 0
+    at: list[list[Any]] = []
+    before: list[list[list[Any]]] = []
+    for d in diffs:
+        row_at: list[Any] = [None] * n
+        ins: list[list[Any]] = [[] for _ in range(n + 1)]
+        i = 0
+        for r in d.rows:
+            if r.op == "+":
+                ins[i].append(r)
+            else:
+                row_at[i] = r
+                i += 1
+        at.append(row_at)
+        before.append(ins)
+    lines: list[_Line] = []
+    for i in range(n + 1):
+        for k, ins in enumerate(before):
+            for r in ins[i]:
+                cells: list[Cell] = [("", None, None)] * len(diffs)
+                cells[k] = ("+", r.b_us, r.diff_us)
+                lines.append(_Line(r.b_name or "", None, r.b_launch_chain, cells))
+        if i < n:
+            first = at[0][i]
+            line = _Line(first.a_name or "", first.a_us, first.a_launch_chain)
+            for k in range(len(diffs)):
+                r = at[k][i]
+                op = "≈" if r.op == "=" and r.same_args is False else r.op
+                line.cells.append((op, r.b_us, r.diff_us if r.op == "=" else None))
+            lines.append(line)
+    return lines
+
+
+def _title(d: Any, side: str) -> str:
+    s = getattr(d, side)
+    return f"{s.label}: {s.region} #{s.instance} of {s.instances}"
+
+
+def totals_lines(diffs: Sequence[Any]) -> list[str]:
+    """One sentence per other trace: matched time, and time in each side's own kernels."""
+    from tui.fmt import fmt_time
+
+    out = []
+    for d in diffs:
+        t = d.totals
+        a, b = d.a.label, d.b.label
+        out.append(
+            f"{b} vs {a}: matched {t['matched']} ({fmt_time(t['matched_a_us'], 'us')} → "
+            f"{fmt_time(t['matched_b_us'], 'us')}), only in {a} {t['only_a']} "
+            f"({fmt_time(t['only_a_us'], 'us')}), only in {b} {t['only_b']} "
+            f"({fmt_time(t['only_b_us'], 'us')})")
+    return out
+
+
+def _cells(line: _Line) -> list[str]:
+    from tui.fmt import fmt_time
+
+    out = [fmt_time(line.base_us, "us") if line.base_us is not None else ""]
+    for op, us, diff in line.cells:
+        out += [op, fmt_time(us, "us") if us is not None else "",
+                ("+" if diff > 0 else "") + fmt_time(diff, "us") if diff is not None else ""]
+    return out
+
+
+def _headers(diffs: Sequence[Any]) -> list[str]:
+    heads = [diffs[0].a.label]
+    for d in diffs:
+        heads += ["op", d.b.label, "Δ"]
+    return heads
+
+
+def _md(text: str) -> str:
+    from tui.names import visible
+
+    out = visible(text).replace("\\", "\\\\")
+    for ch in "|*_`[]<>#":
+        out = out.replace(ch, "\\" + ch)
+    return out or " "
+
+
+def markdown(diffs: Sequence[Any]) -> str:
+    """A GitHub table of the merged lines, the instances above it, totals under it."""
+    from tui.links import chain_text
+    from tui.names import short_name
+
+    heads = ["kernel", *_headers(diffs), "launched by"]
+    lines = [_md(f"{_title(diffs[0], 'a')}; " + "; ".join(_title(d, "b") for d in diffs)), "",
+             "| " + " | ".join(_md(h) for h in heads) + " |",
+             "|" + "".join("---|" if h in ("kernel", "op", "launched by") else "---:|"
+                           for h in heads)]
+    for line in merged_lines(diffs):
+        cells = [short_name(line.name, 70), *_cells(line), chain_text(line.chain, 60)]
+        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    lines += [""] + [f"- {_md(t)}" for t in totals_lines(diffs)]
+    return "\n".join(lines) + "\n"
+
+
+def _print(diffs: Sequence[Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from tui.links import chain_text
+    from tui.names import short_name, visible
+
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = 200
+    title = Text(visible(f"{_title(diffs[0], 'a')}; " + "; ".join(_title(d, "b")
+                                                                   for d in diffs)))
+    t = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
+    t.add_column("kernel", no_wrap=True, overflow="ellipsis", max_width=60)
+    for h in _headers(diffs):
+        t.add_column(Text(visible(h)), justify="left" if h == "op" else "right", no_wrap=True)
+    t.add_column("launched by", no_wrap=True, overflow="ellipsis", max_width=50)
+    for line in merged_lines(diffs):
+        t.add_row(Text(short_name(line.name, 60)), *(Text(c) for c in _cells(line)),
+                  Text(chain_text(line.chain, 50) or "-"))
+    console.print(t)
+    for sentence in totals_lines(diffs):
+        console.print(Text(visible(sentence)))
+    console.print(Text("= same kernel; ≈ same kernel stem, other template arguments; "
+                       "- only in the base; + only in that trace"), style="dim")
