@@ -175,3 +175,25 @@ async def test_m_without_a_selection_says_what_to_do():
         assert app.pane.model.range is None
         messages = [n.message for n in app._notifications]
         assert any("m marks" in m for m in messages)
+
+
+async def test_tab_into_the_range_table_and_esc_back():
+    app = AttnTuiApp([str(NAIVE)], theme="attn-dark")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        timeline = app.query_one(Timeline)
+        timeline.select_row(_attn_fwd(app.pane.model.trace))
+        await pilot.press("m")
+        await pilot.pause()
+        table = app.query_one(RangePanel).query_one("#range-table")
+        for _ in range(3):
+            if app.focused is table:
+                break
+            await pilot.press("tab")
+        assert app.focused is table
+        await pilot.press("down", "down")
+        assert table.cursor_row == 2
+        await pilot.press("escape")
+        assert app.focused is timeline and app.pane.model.range is not None
+        await pilot.press("M", "tab", "tab", "tab")  # no range: the table takes no focus
+        assert app.focused is not table

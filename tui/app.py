@@ -31,6 +31,7 @@ from tui.widgets.compare_view import CompareView
 from tui.widgets.findings_view import FindingsView
 from tui.widgets.fit_footer import FitFooter
 from tui.widgets.ops_view import OpsView
+from tui.widgets.range_panel import RangePanel
 from tui.widgets.regions_view import RegionsView
 from tui.widgets.timeline import Timeline
 from tui.widgets.timeline_view import TimelineView
@@ -38,10 +39,10 @@ from tui.widgets.trace_pane import VIEWS, Loader, TracePane
 
 VIEW_WIDGETS: dict[str, type] = {
     "timeline": Timeline, "details": TimelineView, "regions": RegionsView, "ops": OpsView,
-    "findings": FindingsView,
+    "findings": FindingsView, "range": RangePanel,
 }  # fmt: skip
 """The widget that runs each key map view's actions (``tui.keymap``)."""
-VIEW_OF = {"details": "timeline"}
+VIEW_OF = {"details": "timeline", "range": "timeline"}
 """Key map views that live inside a file view."""
 
 

@@ -47,6 +47,7 @@ SECTIONS: dict[str, str] = {
     "app": "Everywhere",
     "timeline": "Timeline (1)",
     "details": "Details panel (under the timeline)",
+    "range": "Range panel (under the details, once m marks a range)",
     "regions": "Regions (2)",
     "ops": "Ops (3)",
     "compare": "Compare (4)",
@@ -55,7 +56,8 @@ SECTIONS: dict[str, str] = {
 """View id -> its heading in the help and the README (and its palette prefix)."""
 
 PALETTE_PREFIX = {
-    "app": "", "timeline": "Timeline", "details": "Details", "regions": "Regions", "ops": "Ops",
+    "app": "", "timeline": "Timeline", "details": "Details", "range": "Range", "regions": "Regions",
+    "ops": "Ops",
     "compare": "Compare", "findings": "Findings",
 }  # fmt: skip
 
@@ -162,6 +164,15 @@ _DETAILS = (
         in_help=False, palette=False),
 )
 
+_RANGE = (
+    Key("range", "tab", "into the range table (from the timeline, after\n"
+        "the details); ↑ / ↓ move in it. Per lane kind and name:\n"
+        "count, time inside the range (clipped to it), avg, min,\n"
+        "max, share"),
+    Key("range", "esc", "back to the timeline", "escape", "leave", "Back to the timeline",
+        palette=False),
+)
+
 _REGIONS = (
     Key("regions", "↑ / ↓", "move in the focused table"),
     Key("regions", "⏎", "region -> its instances -> their GPU events\n(the full name below)"),
@@ -203,7 +214,9 @@ _FINDINGS = (
     Key("findings", "esc", "back to the findings", "escape", "up", "Back to the findings"),
 )
 
-KEYS: tuple[Key, ...] = _APP + _TIMELINE + _DETAILS + _REGIONS + _OPS + _COMPARE + _FINDINGS
+KEYS: tuple[Key, ...] = (
+    _APP + _TIMELINE + _DETAILS + _RANGE + _REGIONS + _OPS + _COMPARE + _FINDINGS
+)
 
 
 def help_rows(view: str) -> list[Key]:

@@ -14,6 +14,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from tui.guard import ReportsErrors
+from tui.keymap import bindings
 from tui.range_data import COLUMNS, RangeReport, range_report
 from tui.timeline_model import TimelineModel
 
@@ -23,6 +24,8 @@ _LEFT = ("Lane", "Name")
 class RangePanel(ReportsErrors, Vertical):
     """A headline (range, length, GPU busy %, Memcpy/Memset totals) over a table
     of lane kind and name: count, total inside the range, avg, min, max, share."""
+
+    BINDINGS = bindings("range")  # esc: back to the timeline (tui/keymap.py)
 
     def __init__(self, model: TimelineModel, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -39,6 +42,12 @@ class RangePanel(ReportsErrors, Vertical):
 
     def on_mount(self) -> None:
         self.sync()
+
+    def action_leave(self) -> None:
+        """From the table back to the timeline above."""
+        focus_view = getattr(self.parent, "focus_view", None)  # the TimelineView
+        if focus_view is not None:
+            focus_view()
 
     def sync(self) -> None:
         """Show the model's range (fold away without one); rebuild only when it changed.
