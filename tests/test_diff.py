@@ -244,3 +244,15 @@ def test_real_traces_by_profiler_step():
         total = d["totals"][f"matched_{side}_us"] + d["totals"][f"only_{side}_us"]
         assert total == pytest.approx(sum(k["dur_us"] for k in inst["kernels"]), abs=1e-3)
     assert d["totals"]["matched"] > 0 and d["totals"]["only_a"] > 0 and d["totals"]["only_b"] > 0
+
+
+def test_launch_text_keeps_the_innermost_ops():
+    from tui.commands.diff import launch_text
+
+    chain = ("aten::scaled_dot_product_attention", "aten::to", "aten::_to_copy", "aten::copy_",
+             "cudaLaunchKernel")
+    assert launch_text(chain, 200) == ("aten::scaled_dot_product_attention › aten::to › "
+                                       "aten::_to_copy › aten::copy_")
+    short = launch_text(chain, 30)
+    assert short.startswith("… › ") and short.endswith("aten::copy_") and len(short) <= 30
+    assert launch_text(("cudaLaunchKernel",), 30) == launch_text((), 30) == "-"

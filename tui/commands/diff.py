@@ -129,6 +129,22 @@ def _headers(diffs: Sequence[Any]) -> list[str]:
     return heads
 
 
+def launch_text(chain: Sequence[str], width: int) -> str:
+    """The ops of a launch chain, outermost first, without the runtime call; when they
+    do not fit, the innermost ones (those that say what launched it) after ``… ›``."""
+    from tui.links import chain_text
+
+    ops = list(chain[:-1])
+    if not ops:
+        return "-"
+    text = chain_text(ops)
+    for k in range(1, len(ops)):
+        if len(text) <= width:
+            break
+        text = "… › " + chain_text(ops[k:])
+    return chain_text([text], width)
+
+
 def _md(text: str) -> str:
     from tui.names import visible
 
@@ -140,7 +156,6 @@ def _md(text: str) -> str:
 
 def markdown(diffs: Sequence[Any]) -> str:
     """A GitHub table of the merged lines, the instances above it, totals under it."""
-    from tui.links import chain_text
     from tui.names import short_name
 
     heads = ["kernel", *_headers(diffs), "launched by"]
@@ -149,7 +164,7 @@ def markdown(diffs: Sequence[Any]) -> str:
              "|" + "".join("---|" if h in ("kernel", "op", "launched by") else "---:|"
                            for h in heads)]
     for line in merged_lines(diffs):
-        cells = [short_name(line.name, 70), *_cells(line), chain_text(line.chain, 60)]
+        cells = [short_name(line.name, 70), *_cells(line), launch_text(line.chain, 70)]
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     lines += [""] + [f"- {_md(t)}" for t in totals_lines(diffs)]
     return "\n".join(lines) + "\n"
@@ -161,7 +176,6 @@ def _print(diffs: Sequence[Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from tui.links import chain_text
     from tui.names import short_name, visible
 
     console = Console(highlight=False, soft_wrap=False)
@@ -176,7 +190,7 @@ def _print(diffs: Sequence[Any]) -> None:
     t.add_column("launched by", no_wrap=True, overflow="ellipsis", max_width=50)
     for line in merged_lines(diffs):
         t.add_row(Text(short_name(line.name, 60)), *(Text(c) for c in _cells(line)),
-                  Text(chain_text(line.chain, 50) or "-"))
+                  Text(launch_text(line.chain, 50)))
     console.print(t)
     for sentence in totals_lines(diffs):
         console.print(Text(visible(sentence)))
