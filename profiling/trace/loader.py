@@ -8,10 +8,12 @@ cleanly only costs a retry as one chunk.
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
+import mmap
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from profiling.errors import TraceError
@@ -20,6 +22,15 @@ from profiling.trace.cache import GZIP_TEXT, MIN_CACHE_BYTES, read_cache, write_
 from profiling.trace.columns import build_trace
 from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.model import Trace
+from profiling.trace.pool import (
+    Job,
+    SharedText,
+    SourceMoved,
+    TextRef,
+    discard_pool,
+    get_pool,
+    submit_all,
+)
 from profiling.trace.reader import (
     GZIP_MAGIC,
     Source,
@@ -28,7 +39,7 @@ from profiling.trace.reader import (
     open_source,
     release_pages,
 )
-from profiling.trace.split import EventsSpan, chunk_bounds, find_events, reopened
+from profiling.trace.split import CHUNK_BYTES, EventsSpan, chunk_bounds, find_events, reopened
 from profiling.trace.times import looks_exact_only
 
 Progress = Callable[[str, float], None]
@@ -60,6 +71,10 @@ def load_trace(
     of at most 2 MiB of the file, less than decompressing it) and written once
     the parse knows the text's length; the gzip trailer's size field is no
     guide (modulo 4 GiB, of the last member only, absent when the file is cut).
+
+    ``workers``: processes that decode a trace of ``PARALLEL_MIN_BYTES`` or more
+    (default ``default_jobs()``: every core, or ``--jobs``); they come from one pool
+    per process and map the text themselves, so loads may run in several threads.
     """
     report = progress or (lambda stage, fraction: None)
     report("read", 0.0)
@@ -133,7 +148,7 @@ def _parse_source(
 ) -> tuple[Trace, list[tuple[int, int]], list[int], bytes | None]:
     span = find_events(source.text, source.start, source.path)
     release_pages(source.text, 0, len(source.text))  # the scan touched every page
-    bounds = chunk_bounds(source.text, span)
+    bounds = chunk_bounds(source.text, span, CHUNK_BYTES)
     report("decode", 0.05)
     try:
         chunks = _decode_all(source, span, bounds, workers, report)
@@ -142,7 +157,7 @@ def _parse_source(
             raise
         # A bare array cut short inside a list value also ends in ']': read it as open.
         span = reopened(span)
-        bounds = chunk_bounds(source.text, span)
+        bounds = chunk_bounds(source.text, span, CHUNK_BYTES)
         try:
             chunks = _decode_all(source, span, bounds, workers, report)
         except TraceError:
@@ -212,21 +227,15 @@ def _decode_all(
     # Epoch-sized decimal times are read from their text; a sample says whether to
     # start that way (each chunk still checks its own numbers and falls back).
     exact = looks_exact_only(bytes(source.text[span.begin : span.begin + _SNIFF_BYTES]))
-    jobs = [(bounds[i], bounds[i + 1], i == n - 1, not span.closed, exact) for i in range(n)]
-    if workers is None:
-        workers = min(os.cpu_count() or 1, 4)
+    jobs = [Job(bounds[i], bounds[i + 1], i == n - 1, not span.closed, exact) for i in range(n)]
+    workers = default_jobs() if workers is None else workers
     big = span.end - span.begin >= PARALLEL_MIN_BYTES
     try:
-        if workers > 1 and big and n > 1 and _can_fork():
-            return _decode_parallel(source, jobs, workers, report)
-        chunks = []
-        for k, (lo, hi, last, open_end, _) in enumerate(jobs):
-            chunk = decode_chunk(source.text, lo, hi, last, source.path, open_end, exact)
-            exact = exact or chunk.exact_times  # the next chunks are likely alike
-            chunks.append(chunk)
-            release_pages(source.text, lo, hi)
-            report("decode", 0.05 + 0.8 * (k + 1) / n)
-        return chunks
+        if workers > 1 and big and n > 1:
+            chunks = _decode_parallel(source, jobs, workers, report)
+            if chunks is not None:
+                return chunks
+        return _decode_serial(source, jobs, report)
     except TraceError:
         if n == 1:
             raise
@@ -238,33 +247,72 @@ def _decode_all(
 _SNIFF_BYTES = 1 << 18
 
 
-_SHARED: Source | None = None  # the source, inherited by forked workers (never pickled)
-
-
-def _decode_in_worker(job: tuple[int, int, bool, bool, bool]) -> Chunk:
-    assert _SHARED is not None
-    lo, hi, last, open_end, exact = job
-    chunk = decode_chunk(_SHARED.text, lo, hi, last, _SHARED.path, open_end, exact)
-    release_pages(_SHARED.text, lo, hi)
-    return chunk
+def _decode_serial(source: Source, jobs: list[Job], report: Progress) -> list[Chunk]:
+    chunks = []
+    exact = jobs[0].exact if jobs else False
+    for k, job in enumerate(jobs):
+        chunk = decode_chunk(source.text, job.lo, job.hi, job.last, source.path, job.open_end,
+                             exact)
+        exact = exact or chunk.exact_times  # the next chunks are likely alike
+        chunks.append(chunk)
+        release_pages(source.text, job.lo, job.hi)
+        report("decode", 0.05 + 0.8 * (k + 1) / len(jobs))
+    return chunks
 
 
 def _decode_parallel(
-    source: Source, jobs: list[tuple[int, int, bool, bool, bool]], workers: int, report: Progress
-) -> list[Chunk]:
-    global _SHARED
-    _SHARED = source
+    source: Source, jobs: list[Job], workers: int, report: Progress
+) -> list[Chunk] | None:
+    """Decode on the process's pool (see ``pool``); None when the workers cannot
+    (the file changed under them, no room for a gzip text, a worker died): the
+    caller then decodes here.  A ``TraceError`` from a chunk is raised as it is."""
     try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            chunks = []
-            for k, chunk in enumerate(pool.map(_decode_in_worker, jobs)):
-                chunks.append(chunk)
-                report("decode", 0.05 + 0.8 * (k + 1) / len(jobs))
-            return chunks
+        with contextlib.ExitStack() as stack:
+            if isinstance(source.text, mmap.mmap):
+                ref = TextRef(source.path, source.size, source.mtime_ns, source.path)
+            else:  # gzip: the decompressed text, where the workers can map it
+                ref = stack.enter_context(SharedText(source.text, source.path)).ref
+            return _run_on_pool(get_pool(workers), ref, jobs, report)
+    except (SourceMoved, OSError):
+        return None
+
+
+def _run_on_pool(
+    pool: ProcessPoolExecutor, ref: TextRef, jobs: list[Job], report: Progress
+) -> list[Chunk] | None:
+    futures = submit_all(pool, ref, jobs)
+    try:
+        chunks = []
+        for k, future in enumerate(futures):
+            chunks.append(future.result())
+            report("decode", 0.05 + 0.8 * (k + 1) / len(jobs))
+        return chunks
+    except BrokenProcessPool:
+        discard_pool(pool)
+        return None
     finally:
-        _SHARED = None
+        for future in futures:  # after an error: the rest of this load's jobs
+            future.cancel()
 
 
-def _can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+def set_default_jobs(jobs: int | None) -> None:
+    """How many processes decode a big trace when ``load_trace`` is not told
+    (``--jobs``); None: every core this process may use."""
+    global _DEFAULT_JOBS
+    _DEFAULT_JOBS = jobs
+
+
+def default_jobs() -> int:
+    """``set_default_jobs``'s value, else the cores this process may run on."""
+    if _DEFAULT_JOBS is not None:
+        return _DEFAULT_JOBS
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return int(count() or 1)
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+_DEFAULT_JOBS: int | None = None
