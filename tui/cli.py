@@ -62,6 +62,8 @@ def _common(parser: argparse.ArgumentParser, *, cache: bool = False) -> None:
         parser.add_argument("--no-cache", action="store_true",
                             help="neither read nor write the trace's index cache "
                                  "(traces of 4 MB or more get one)")
+        parser.add_argument("--jobs", type=_positive_int, metavar="N",
+                            help="processes that decode a big trace (default: every core)")
 
 
 DEBUG_HELP = "show the traceback of an error (works before or after the subcommand)"
@@ -254,6 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.run(args) or 0)
     except AttnTuiError as exc:
         if args.debug:
+    if getattr(args, "jobs", None) is not None:
+        from profiling.trace.loader import set_default_jobs
+
+        set_default_jobs(args.jobs)  # every load of this command, the TUI's threads too
+
             raise
         _say(args.command, exc.line())
         return exc.exit_code
