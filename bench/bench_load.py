@@ -61,8 +61,11 @@ def measure(body: str, path: Path, python: str = sys.executable) -> dict[str, fl
 
 
 def clear_cache(path: Path) -> None:
-    sidecar = path.with_name(path.name + ".attn-tui-cache")
-    shutil.rmtree(sidecar, ignore_errors=True)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from profiling.trace.cache import cache_dirs  # the user cache entry (or beside, if asked)
+
+    for folder in [*cache_dirs(path), path.with_name(path.name + ".attn-tui-cache")]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> int:

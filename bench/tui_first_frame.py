@@ -2,7 +2,7 @@
 
     python bench/tui_first_frame.py /tmp/big/t1000.json [--repeat 1] [--size 140x45]
 
-For a first open (no index: the loader parses and writes ``FILE.attn-tui-cache/``)
+For a first open (no index: the loader parses and writes its index)
 and a reopen (the index is mapped), measured side by side in one run, each in a
 fresh process:
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,10 @@ import pytest
 # A bug in the app fails the test that meets it (tui.guard would otherwise turn it
 # into a notification); tests/test_tui_faults.py switches this off where it tests that.
 os.environ.setdefault("ATTN_TUI_STRICT_ERRORS", "1")
+# Indexes go to the user cache folder: a private one, so tests never fill the user's own.
+if not os.environ.get("ATTN_TUI_CACHE_DIR"):
+    os.environ["ATTN_TUI_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-tui-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["ATTN_TUI_CACHE_DIR"], True)
 
 if os.environ.get("ATTN_TUI_CACHED_TESTS") == "1":
     # Run the suite against traces reopened from the sidecar index: every load

@@ -336,7 +336,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Trace
     path.write_bytes(SEEDS["synthetic"])
     fresh = load_trace(path, use_cache=False)
     load_trace(path, min_cache_bytes=0)
-    (index,) = [p for p in folder.iterdir() if p.name.endswith(cache.SUFFIX)]
+    index = cache.cache_dirs(path)[0]  # in the user cache folder (ATTN_TUI_CACHE_DIR)
     pristine = folder / "pristine"
     shutil.copytree(index, pristine)
     return path, pristine, fresh
@@ -349,7 +349,7 @@ def test_a_damaged_index_is_rebuilt_or_harmless(indexed: tuple[Path, Path, Trace
     from profiling.analysis.stats import trace_stats
 
     path, pristine, fresh = indexed
-    index = path.with_name(path.name + cache.SUFFIX)
+    index = cache.cache_dirs(path)[0]
     shutil.rmtree(index, ignore_errors=True)
     shutil.copytree(pristine, index)
     target = index / name

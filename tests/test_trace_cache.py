@@ -42,6 +42,12 @@ def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.fixture
+def beside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ask for the index beside the trace (ATTN_TUI_CACHE=beside), not the default."""
+    monkeypatch.setenv("ATTN_TUI_CACHE", "beside")
+
+
 def assert_same(a, b) -> None:
     for column in COLUMNS:
         assert np.array_equal(getattr(a, column), getattr(b, column)), column
@@ -56,7 +62,8 @@ def assert_same(a, b) -> None:
 def test_reopen_maps_the_same_model(write_trace, user_cache):
     path = write_trace(many_events(50), schemaVersion=1)
     first = load_trace(path, min_cache_bytes=0)
-    assert path.with_name(path.name + SUFFIX).is_dir()
+    assert (cache_dirs(path)[0] / "meta.json").is_file()
+    assert cache_dirs(path)[0].parent == user_cache
     second = load_trace(path, min_cache_bytes=0)
     assert isinstance(second.ts_ns, np.memmap)  # mapped, not parsed
     assert_same(first, second)
@@ -79,7 +86,7 @@ def test_a_changed_file_is_never_read_stale(write_trace, user_cache):
 def test_damaged_cache_is_reported_ignored_and_rebuilt(write_trace, user_cache):
     path = write_trace(many_events(5))
     good = load_trace(path, min_cache_bytes=0)
-    folder = path.with_name(path.name + SUFFIX)
+    folder = cache_dirs(path)[0]
     (folder / "ts_ns.npy").write_bytes(b"not numpy")
     damaged = load_trace(path, min_cache_bytes=0)
     assert any("damaged cache" in w for w in damaged.warnings)
@@ -87,7 +94,7 @@ def test_damaged_cache_is_reported_ignored_and_rebuilt(write_trace, user_cache):
     assert_same(good, load_trace(path, min_cache_bytes=0))  # rebuilt and valid again
 
 
-def test_unwritable_place_beside_uses_the_user_cache(write_trace, user_cache):
+def test_unwritable_place_beside_uses_the_user_cache(write_trace, user_cache, beside):
     path = write_trace(many_events(5))
     # A plain file where the sidecar folder would go: the folder cannot be made
     # there (as with a read-only folder, which root could write anyway).
@@ -119,7 +126,7 @@ def test_gzip_trace_reopened_reads_args_lazily(write_trace, user_cache):
     assert_same(first, second)
 
 
-def test_read_only_folder_is_left_alone_even_for_root(write_trace, user_cache):
+def test_read_only_folder_is_left_alone_even_for_root(write_trace, user_cache, beside):
     path = write_trace(many_events(5))
     os.chmod(path.parent, 0o555)
     try:

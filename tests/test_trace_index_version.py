@@ -23,6 +23,7 @@ import msgspec
 import pytest
 
 from profiling.trace import cache
+from profiling.trace.cache_store import ENTRY_FILE
 from profiling.trace.loader import load_trace
 from profiling.trace.model import Group, Lane
 from tests.test_trace_devices import accelerator_trace
@@ -58,9 +59,12 @@ def schema() -> dict[str, object]:
 
 def index_fingerprint(folder: Path) -> str:
     """sha256 of the schema and of every file of the index (meta without its key,
-    which holds the file's mtime)."""
+    which holds the file's mtime; not the entry's ``entry.json``, which names the
+    trace's path)."""
     digest = hashlib.sha256(json.dumps(schema(), sort_keys=True).encode())
     for item in sorted(folder.iterdir()):
+        if item.name == ENTRY_FILE:
+            continue  # the cache folder's bookkeeping (which trace, when used), not the index
         digest.update(item.name.encode())
         data = item.read_bytes()
         if item.name == "meta.json":

@@ -307,7 +307,7 @@ def _fingerprint(path: Path) -> tuple[str, int, int]:
 async def test_input_files_are_never_written(padded_path):
     before = _fingerprint(padded_path)
     siblings = sorted(p.name for p in padded_path.parent.iterdir())
-    for _ in range(2):  # the first open writes the index beside the file, the second maps it
+    for _ in range(2):  # the first open writes the index (in the user cache), the second maps it
         app = _app(padded_path)
         async with app.run_test(size=(140, 45)) as pilot:
             await wait_loaded(pilot)
@@ -315,8 +315,8 @@ async def test_input_files_are_never_written(padded_path):
             await pilot.press("j", "l", "g", "2", "3", "5", "1")
             assert app.pane.model.selected >= 0
     assert _fingerprint(padded_path) == before
-    cache = padded_path.name + ".attn-tui-cache"
-    assert sorted(p.name for p in padded_path.parent.iterdir()) == sorted([*siblings, cache])
+    assert sorted(p.name for p in padded_path.parent.iterdir()) == siblings  # nothing beside
+    assert (cache_dirs(padded_path)[0] / "meta.json").is_file()
 
 
 async def test_a_damaged_cache_is_ignored_reported_and_rebuilt(padded_path):

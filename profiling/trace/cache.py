@@ -1,15 +1,22 @@
 """A sidecar index that the next open maps instead of parsing the trace again.
 
 After a first load, the columns are written as ``.npy`` files (plus one JSON file
-for strings, lanes, metadata and warnings) into a folder beside the trace, or
-into the user's cache folder when the trace's folder is not writable.  Reopening
-maps the columns (``np.load(mmap_mode="r")``): nothing is parsed and pages are
-read only when touched.
+for strings, lanes, metadata and warnings) into a folder in the user cache folder
+(``cache_store.cache_root``), named after the trace's identity: its resolved
+path, size, mtime, inode and device, and ``LOADER_VERSION``.  A touched or
+rewritten trace gets a new entry (the old one is dropped when it is written);
+the folder is kept under a size cap, least recently used entries first.  Nothing
+is written beside the user's file unless ``ATTN_TUI_CACHE=beside`` asks for it
+(then a ``FILE.attn-tui-cache`` folder beside the trace is read and written
+first, and the user cache folder is the fallback for a read-only folder).
+Reopening maps the columns (``np.load(mmap_mode="r")``): nothing is parsed and
+pages are read only when touched.
 
-The key is the file's size, mtime and a hash of its first and last MiB, plus
-``LOADER_VERSION``: a changed file, or a loader that builds the model
-differently, never reads a stale index.  A cache that cannot be read is
-reported, ignored and rebuilt; one that cannot be written is skipped quietly.
+Inside an entry, ``meta.json``'s key also hashes the first and last MiB: a file
+changed without changing its size or mtime never reads a stale index.  A cache
+that cannot be read is reported, ignored and rebuilt; one that cannot be
+written is skipped quietly.  Writes are atomic (temp folder, then rename), and
+of two processes writing one entry at once, one wins and the other's is dropped.
 """
 
 from __future__ import annotations
@@ -24,8 +31,19 @@ from typing import Any, cast
 
 import msgspec
 import numpy as np
-import platformdirs
 
+from profiling.trace.cache_store import (
+    ENTRY_FILE,
+    SUFFIX,
+    TMP_PREFIX,
+    EntryInfo,
+    beside_wanted,
+    cache_root,
+    cap_bytes,
+    evict,
+    remove_entry,
+    touch,
+)
 from profiling.trace.model import DeviceType, Group, Kind, Lane, Trace
 
 LOADER_VERSION = 6
@@ -34,7 +52,9 @@ LOADER_VERSION = 6
 MIN_CACHE_BYTES = 4 << 20
 """Smaller traces load faster than the cache is checked; they are not cached."""
 
-SUFFIX = ".attn-tui-cache"
+__all__ = ["GZIP_TEXT", "LOADER_VERSION", "MIN_CACHE_BYTES", "SUFFIX", "cache_dirs",
+           "cache_key", "identity", "read_cache", "write_cache"]
+
 _COLUMNS = (
     "ts_ns", "dur_ns", "name_id", "cat_id", "kind", "ph", "lane", "depth",
     "correlation", "external_id", "stream", "source_index", "lane_start", "device_type",
@@ -68,14 +88,40 @@ def cache_key(path: Path) -> str:
     return h.hexdigest()
 
 
-def cache_dirs(path: Path) -> list[Path]:
-    """Where the index may live: beside the trace first, then the user cache folder.
+def identity(path: Path) -> str:
+    """The name of ``path``'s entry: a hash of what makes it this file, as it is now
+    (resolved path, size, mtime, inode, device) and of ``LOADER_VERSION``.  Cheap: one
+    stat.  Raises OSError when the file cannot be stat'ed."""
+    resolved = path.resolve()
+    st = resolved.stat()
+    text = (f"v{LOADER_VERSION}\0{resolved}\0{st.st_size}\0{st.st_mtime_ns}"
+            f"\0{st.st_ino}\0{st.st_dev}")
+    return f"{path_prefix(resolved)}-{_sha(text)[:24]}"
 
-    A folder without write permission bits is left alone even when the user
-    could write it anyway (root): its owner meant it to stay as it is.
+
+def path_prefix(resolved: Path) -> str:
+    """The part of an entry's name that depends on the path alone: the entries of
+    one trace share it, so a rewritten trace's old entries are found by name."""
+    return _sha(str(resolved))[:16]
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def cache_dirs(path: Path) -> list[Path]:
+    """Where the index may live, in the order it is looked for and written.
+
+    By default only the user cache folder's entry for the file's identity.  With
+    ``ATTN_TUI_CACHE=beside``, ``FILE.attn-tui-cache`` beside the trace first
+    (when its folder is writable by intent, or the index is already there), then
+    the user cache folder.  A folder without write permission bits is left alone
+    even when the user could write it anyway (root): its owner meant it to stay
+    as it is.  Raises OSError when the file cannot be stat'ed.
     """
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
-    user = _user_cache_root() / f"{digest}{SUFFIX}"
+    user = cache_root() / f"{identity(path)}{SUFFIX}"
+    if not beside_wanted():
+        return [user]
     beside = path.with_name(path.name + SUFFIX)
     if _writable_by_intent(path.parent) or beside.is_dir():
         return [beside, user]
@@ -90,16 +136,6 @@ def _writable_by_intent(folder: Path) -> bool:
     return bool(mode & stat.S_IWUSR) and os.access(folder, os.W_OK)
 
 
-def _user_cache_root() -> Path:
-    """``ATTN_TUI_CACHE_DIR`` (tests and CI set it), else the platform's user cache
-    folder for attn-tui (``$XDG_CACHE_HOME/attn-tui`` or ``~/.cache/attn-tui`` on
-    Linux, ``~/Library/Caches/attn-tui`` on macOS, the local app data on Windows)."""
-    root = os.environ.get("ATTN_TUI_CACHE_DIR")
-    if root:
-        return Path(root)
-    return Path(platformdirs.user_cache_dir("attn-tui", appauthor=False))
-
-
 GZIP_TEXT = "text.json"
 """For a gzip trace, the index keeps its decompressed text: lazy ``args`` read it in
 place instead of decompressing the whole file on the first click."""
@@ -112,9 +148,10 @@ def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta, Path] | N
     """
     try:
         key = cache_key(path)
+        folders = cache_dirs(path)
     except OSError:
         return None
-    for folder in cache_dirs(path):
+    for folder in folders:
         meta_file = folder / "meta.json"
         if not meta_file.is_file():
             continue
@@ -126,7 +163,9 @@ def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta, Path] | N
             trace = _trace_from(path, meta, columns)
         except Exception as exc:  # numpy's header parser alone raises half a dozen types
             warnings.append(f"ignored a damaged cache at {folder} ({type(exc).__name__}); rebuilt")
+            remove_entry(folder)  # out of the way of the rebuilt one (which would keep it)
             continue
+        touch(folder)
         return trace, meta, folder
     return None
 
@@ -193,10 +232,17 @@ def _trace_from(path: Path, meta: _Meta, columns: dict[str, np.ndarray]) -> Trac
 def write_cache(trace: Trace, path: Path, spans: list[tuple[int, int]],
                 entry_starts: list[int], gzipped: bool,
                 gzip_text: bytes | None = None) -> Path | None:
-    """Write the index atomically (temp folder, then rename); None if nowhere writable."""
+    """Write the index atomically (temp folder, then rename); None if nowhere writable
+    or if the index alone would be over the cache folder's size cap.  Then keeps
+    the user cache folder under its cap (the entry just written is never removed)."""
     try:
         key = cache_key(path)
+        folders = cache_dirs(path)
+        st = path.stat()
     except OSError:
+        return None
+    size = sum(getattr(trace, c).nbytes for c in _COLUMNS) + len(gzip_text or b"")
+    if size > cap_bytes():
         return None
     meta = _Meta(
         key=key,
@@ -210,22 +256,69 @@ def write_cache(trace: Trace, path: Path, spans: list[tuple[int, int]],
         entry_starts=entry_starts,
         gzipped=gzipped,
     )
-    for folder in cache_dirs(path):
-        try:
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=".attn-tui-tmp-", dir=folder.parent))
-        except OSError:
+    info = EntryInfo(trace=str(path.resolve()), size=st.st_size, mtime_ns=st.st_mtime_ns)
+    for folder in folders:
+        written = _write_folder(folder, trace, meta, info, gzip_text)
+        if written is None:
             continue
-        try:
-            for column in _COLUMNS:
-                np.save(tmp / f"{column}.npy", np.ascontiguousarray(getattr(trace, column)))
-            if gzip_text is not None:
-                (tmp / GZIP_TEXT).write_bytes(gzip_text)
-            (tmp / "meta.json").write_bytes(msgspec.json.encode(meta))
-            if folder.exists():
-                shutil.rmtree(folder, ignore_errors=True)
-            os.replace(tmp, folder)
-            return folder
-        except (OSError, TypeError, ValueError, OverflowError, msgspec.EncodeError):
-            shutil.rmtree(tmp, ignore_errors=True)
+        if folder.parent == cache_root():
+            evict(folder, path_prefix(Path(info.trace)) + "-")
+        return written
     return None
+
+
+def _write_folder(folder: Path, trace: Trace, meta: _Meta, info: EntryInfo,
+                  gzip_text: bytes | None) -> Path | None:
+    """One index folder, complete or not at all.  The rename fails when the folder
+    exists: a valid index with the same key there (another process got there first)
+    is kept; anything else is renamed aside and replaced."""
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=folder.parent))
+    except OSError:
+        return None
+    try:
+        for column in _COLUMNS:
+            np.save(tmp / f"{column}.npy", np.ascontiguousarray(getattr(trace, column)))
+        if gzip_text is not None:
+            (tmp / GZIP_TEXT).write_bytes(gzip_text)
+        (tmp / "meta.json").write_bytes(msgspec.json.encode(meta))
+        (tmp / ENTRY_FILE).write_bytes(msgspec.json.encode(info))
+        if _rename_into_place(tmp, folder, meta.key):
+            return folder
+    except (OSError, TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        pass
+    shutil.rmtree(tmp, ignore_errors=True)
+    return None
+
+
+def _rename_into_place(tmp: Path, folder: Path, key: str) -> bool:
+    """Move ``tmp`` to ``folder``; True when ``folder`` then holds a current index."""
+    for _attempt in range(3):
+        try:
+            os.rename(tmp, folder)  # atomic; fails on an existing, non-empty folder
+            return True
+        except OSError:
+            if _holds_key(folder, key):
+                shutil.rmtree(tmp, ignore_errors=True)
+                touch(folder)
+                return True  # written by another process meanwhile: the same index
+            if not folder.exists():
+                continue  # removed meanwhile: try again
+            if folder.is_symlink() or not folder.is_dir():
+                return False  # not an index: not ours to move
+        aside = folder.with_name(f"{TMP_PREFIX}old-{os.getpid()}-{tmp.name}")
+        try:
+            os.rename(folder, aside)  # a stale or damaged index: out of the way
+        except OSError:
+            pass  # someone else moved it: try again
+        else:
+            shutil.rmtree(aside, ignore_errors=True)
+    return False
+
+
+def _holds_key(folder: Path, key: str) -> bool:
+    try:
+        return bool(msgspec.json.decode((folder / "meta.json").read_bytes(), type=_Meta).key == key)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return False
