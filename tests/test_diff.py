@@ -256,3 +256,18 @@ def test_launch_text_keeps_the_innermost_ops():
     short = launch_text(chain, 30)
     assert short.startswith("… › ") and short.endswith("aten::copy_") and len(short) <= 30
     assert launch_text(("cudaLaunchKernel",), 30) == launch_text((), 30) == "-"
+
+
+def test_default_region_falls_back_to_each_traces_own_choice(write_trace):
+    a = _region_trace(write_trace, "annotated.json", [("softmax_k", "aten::softmax", 9)])
+    b = str(write_trace([
+        op("aten::scaled_dot_product_attention", 300, 60, ext=2),
+        call("cudaLaunchKernel", 310, 5, corr=2, ext=2),
+        gpu("flash_fwd_kernel", 400, 10, corr=2),
+    ], name="server.json"))
+    [d] = _json("diff", a, b)
+    assert (d["a"]["region"], d["b"]["region"]) == ("attn_fwd",
+                                                     "aten::scaled_dot_product_attention")
+    assert [(r["op"], r["a_name"] or r["b_name"]) for r in d["rows"]] == [
+        ("-", "softmax_k"), ("+", "flash_fwd_kernel")]
+    assert "no region named 'attn_fwd'" in _fails("diff", a, b, "--region", "attn_fwd")

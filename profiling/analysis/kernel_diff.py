@@ -311,14 +311,14 @@ def _region_instances(a: AnalysedTrace, region: str) -> list[RegionInstance]:
     return found
 
 
-def default_region(base: AnalysedTrace, other: AnalysedTrace) -> str:
-    """No ``--region``: the base's first region as ``kernels`` chooses them, used in
-    the other trace when it has it, else the other's own first choice."""
+def default_region(base: AnalysedTrace, other: AnalysedTrace | None = None) -> str:
+    """No ``--region``: the base's first region as ``kernels`` chooses them; for
+    ``other``, that region when it has it, else its own first choice."""
     choice = choose_regions(base)
     if not choice.names:
         raise AttnTuiError("no region to diff: the trace has no record_function regions",
                            base.trace.path, "give --region NAME")
-    if other.instances(choice.names[0]):
+    if other is None or other.instances(choice.names[0]):
         return choice.names[0]
     theirs = choose_regions(other)
     return theirs.names[0] if theirs.names else choice.names[0]
@@ -351,7 +351,7 @@ def diff_traces(traces: Sequence[AnalysedTrace], region: str | None = None,
         raise AttnTuiError("diff needs two traces or more", "",
                            "give a base trace and one to compare with it")
     base = traces[0]
-    base_region = region or default_region(base, traces[1])
+    base_region = region or default_region(base)
     a_side, a_list = pick(base, base_region, instance)
     out = []
     for other in traces[1:]:
