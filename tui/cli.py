@@ -167,6 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("variants", help="which variants this machine can capture, and why not")
     _common(p)
+
+    p = sub.add_parser("cache", help="the folder of trace indexes in the user cache")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--info", action="store_true",
+                      help="where it is, its size and cap, and each trace in it (the default)")
+    what.add_argument("--clear", action="store_true", help="remove every index in it")
+    p.add_argument("--json", action="store_true", help="print the same as JSON")
+    _common(p)
     return parser
 
 
