@@ -158,10 +158,17 @@ def test_copies_and_neighbours_show_without_colour(naive_trace, colours):
     try:
         term.wait_for("1 Timeline", "stream", "attn_fwd", timeout=30)
         label = 30  # label column at 140 cells (tui.widgets.timeline.label_width)
-        tracks = [line[label:] for line in term.screen().splitlines()]
-        copies = [t for t in tracks if "Mc" in t]
-        assert copies, term.screen()
-        assert re.search(r"\bS\b", copies[0]) and "│" in copies[0], copies[0]
+
+        def stream_row() -> str:  # the GPU stream's track, once it is drawn
+            tracks = [line[label:] for line in term.screen().splitlines()]
+            return next((t for t in tracks if "Mc" in t and re.search(r"\bS\b", t)), "")
+
+        start = time.monotonic()
+        while not stream_row() and time.monotonic() - start < 20:
+            time.sleep(0.2)
+        row = stream_row()
+        assert row, term.screen()
+        assert "│" in row, row  # touching kernels end in a separator
         term.send("q")
         term.wait_for("ATTN_TUI_EXIT=0", timeout=15)
     finally:
