@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiling.trace.cache import SUFFIX, cache_dirs
+from profiling.trace.cache import GZIP_TEXT, SUFFIX, cache_dirs
 from profiling.trace.loader import load_trace
 from tests.test_trace_loader import EVENTS
 
@@ -142,7 +142,7 @@ def test_gzip_reopen_reads_args_without_decompressing(write_trace, user_cache, m
 
     path = write_trace(many_events(20), name="z.json.gz", gz=True)
     first = load_trace(path, min_cache_bytes=0)
-    assert (cache_dirs(path)[0] / "text.json").is_file()
+    assert (cache_dirs(path)[0] / GZIP_TEXT).is_file()
 
     def no_gunzip(*_: object) -> bytes:
         raise AssertionError("a reopened gzip trace must not decompress its file for args")

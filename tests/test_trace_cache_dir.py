@@ -4,6 +4,7 @@ size cap with least-recently-used eviction, safe with concurrent writers, and th
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiling.trace.cache import SUFFIX, cache_dirs, read_cache
+from profiling.trace.cache import GZIP_TEXT, SUFFIX, cache_dirs, read_cache
 from profiling.trace.cache_store import (
     DEFAULT_CAP_BYTES,
     cap_bytes,
@@ -22,6 +23,7 @@ from profiling.trace.cache_store import (
     parse_size,
 )
 from profiling.trace.loader import load_trace
+from profiling.trace.textblocks import read_blocks, write_blocks
 from tests.conftest import REPO
 from tests.test_trace_cache import assert_same, many_events
 
@@ -240,3 +242,43 @@ def test_concurrent_writers_of_one_entry_never_corrupt_it(write_trace, user_cach
     reopened = load_trace(path, min_cache_bytes=0)
     assert isinstance(reopened.ts_ns, np.memmap) and not reopened.warnings
     assert_same(load_trace(path, use_cache=False), reopened)
+
+
+def test_text_blocks_read_any_range(tmp_path):
+    import random
+
+    rng = random.Random(7)
+    text = bytes(rng.choice(b'{"name": "aten::mm", "ts": 12.5},\n') for _ in range(25_000))
+    path = tmp_path / "text.blocks"
+    write_blocks(path, text, block=1000)
+    for lo, hi in [(0, 0), (0, 1), (999, 1001), (0, len(text)), (24_500, 30_000), (-5, 10)]:
+        assert read_blocks(str(path), lo, hi) == text[max(0, lo):hi]
+    for _ in range(200):
+        lo = rng.randrange(len(text))
+        hi = lo + rng.randrange(5000)
+        assert read_blocks(str(path), lo, hi) == text[lo:hi]
+
+
+def test_damaged_text_blocks_raise_oserror(tmp_path):
+    path = tmp_path / "text.blocks"
+    write_blocks(path, b"0123456789" * 500, block=1000)
+    data = bytearray(path.read_bytes())
+    data[-20] ^= 0xFF  # inside the last block
+    path.write_bytes(bytes(data))
+    with pytest.raises(OSError):
+        read_blocks(str(path), 4500, 5000)
+    path.write_bytes(b"not blocks")
+    with pytest.raises(OSError):
+        read_blocks(str(path), 0, 10)
+
+
+def test_gzip_index_keeps_compressed_blocks_not_the_text(write_trace, user_cache):
+    path = write_trace(many_events(200), name="big.json.gz", gz=True)
+    text_size = len(gzip.decompress(path.read_bytes()))
+    first = load_trace(path, min_cache_bytes=0)
+    folder = cache_dirs(path)[0]
+    assert (folder / GZIP_TEXT).stat().st_size <= 0.3 * text_size
+    assert not [p for p in folder.iterdir() if p.stat().st_size >= text_size]
+    second = load_trace(path, min_cache_bytes=0)
+    assert isinstance(second.ts_ns, np.memmap)
+    assert_same(first, second)  # args read back through the blocks

@@ -31,6 +31,7 @@ from tests.test_trace_loader import EVENTS
 
 FINGERPRINTS = {
     6: "7ccd0a8bcff6702ec23ea4489524a0376323fa4d87cda3dc9fb6645285ccd424",
+    7: "5f7afb43d9cd1bac8f1618ebd4615992afcdfa397f90c33e9253cd919e98f6c3",  # gzip text as blocks
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 

@@ -41,12 +41,14 @@ from profiling.trace.cache_store import (
     cache_root,
     cap_bytes,
     evict,
+    folder_bytes,
     remove_entry,
     touch,
 )
 from profiling.trace.model import DeviceType, Group, Kind, Lane, Trace
+from profiling.trace.textblocks import write_blocks
 
-LOADER_VERSION = 6
+LOADER_VERSION = 7
 """Bump when the model or the loader changes what it produces."""
 
 MIN_CACHE_BYTES = 4 << 20
@@ -136,9 +138,10 @@ def _writable_by_intent(folder: Path) -> bool:
     return bool(mode & stat.S_IWUSR) and os.access(folder, os.W_OK)
 
 
-GZIP_TEXT = "text.json"
-"""For a gzip trace, the index keeps its decompressed text: lazy ``args`` read it in
-place instead of decompressing the whole file on the first click."""
+GZIP_TEXT = "text.blocks"
+"""For a gzip trace, the index keeps its decompressed text as compressed 1 MiB blocks
+(``textblocks``): lazy ``args`` decompress only the blocks they read, instead of the
+whole file on the first click, and the copy is about the gzip's size, not the text's."""
 
 
 def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta, Path] | None:
@@ -281,7 +284,9 @@ def _write_folder(folder: Path, trace: Trace, meta: _Meta, info: EntryInfo,
         for column in _COLUMNS:
             np.save(tmp / f"{column}.npy", np.ascontiguousarray(getattr(trace, column)))
         if gzip_text is not None:
-            (tmp / GZIP_TEXT).write_bytes(gzip_text)
+            write_blocks(tmp / GZIP_TEXT, gzip_text)
+            if folder_bytes(tmp) > cap_bytes():
+                raise ValueError("the index alone is over the cache folder's cap")
         (tmp / "meta.json").write_bytes(msgspec.json.encode(meta))
         (tmp / ENTRY_FILE).write_bytes(msgspec.json.encode(info))
         if _rename_into_place(tmp, folder, meta.key):

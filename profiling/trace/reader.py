@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profiling.errors import TraceError
+from profiling.trace.textblocks import read_blocks
 
 GZIP_MAGIC = b"\x1f\x8b"
 _BOMS = {
@@ -270,7 +271,6 @@ class TextSpans:
             st = os.stat(self.path)
             if (st.st_size, st.st_mtime_ns) != self._identity:
                 return None
-            with open(self._text_file or "", "rb") as f:
-                return os.pread(f.fileno(), hi - lo, lo)
+            return read_blocks(self._text_file or "", lo, hi)  # the index's text blocks
         except OSError:
             return None
