@@ -154,6 +154,10 @@ async def test_palette_finds_every_action_and_the_files(naive_path, tmp_path):
         app.call_later(cmd.callback)
         await pilot.pause(0.3)
         assert app.pane is app.panes[1]
+        for _ in range(100):  # the second file may still be loading: focus comes with it
+            if isinstance(app.focused, DataTable | Timeline):
+                break
+            await pilot.pause(0.1)
         assert isinstance(app.focused, DataTable | Timeline)
 
 
