@@ -30,6 +30,7 @@ from profiling.trace.pool import (
     discard_pool,
     get_pool,
     submit_all,
+    warm,
 )
 from profiling.trace.reader import (
     GZIP_MAGIC,
@@ -146,6 +147,9 @@ def _warn_if_changed(source: Source, warnings: list[str]) -> None:
 def _parse_source(
     source: Source, report: Progress, workers: int | None
 ) -> tuple[Trace, list[tuple[int, int]], list[int], bytes | None]:
+    workers = default_jobs() if workers is None else workers
+    if workers > 1 and len(source.text) >= PARALLEL_MIN_BYTES:
+        warm(workers)  # likely to decode in parallel: start the workers during the scan
     span = find_events(source.text, source.start, source.path)
     release_pages(source.text, 0, len(source.text))  # the scan touched every page
     bounds = chunk_bounds(source.text, span, CHUNK_BYTES)

@@ -135,6 +135,14 @@ def get_pool(workers: int) -> ProcessPoolExecutor:
         return pool
 
 
+def warm(workers: int) -> None:
+    """Start the pool's workers now, so that their start (the forkserver importing the
+    decoder, then forking) overlaps the parent's scan of the text instead of following it."""
+    pool = get_pool(workers)
+    for _ in range(workers):
+        pool.submit(int)
+
+
 def discard_pool(pool: ProcessPoolExecutor) -> None:
     """Forget a pool that broke (a worker was killed): the next load starts a new one."""
     with _LOCK:
