@@ -75,14 +75,17 @@ def main() -> int:
     parser.add_argument("--hta-python", default=sys.executable,
                         help="a Python with holistictraceanalysis installed")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--jobs", type=int, help="stats --jobs N (default: its own, every core)")
     args = parser.parse_args()
+    jobs = [] if args.jobs is None else ["--jobs", str(args.jobs)]
+    stats = STATS.replace("'--json']", f"'--json', *{jobs!r}]")
     size = args.file.stat().st_size
     rows = []
     for _ in range(args.repeat):
         clear_cache(args.file)
         oj = measure(ORJSON, args.file)
-        first = measure(STATS, args.file)
-        second = measure(STATS, args.file)
+        first = measure(stats, args.file)
+        second = measure(stats, args.file)
         rows.append((oj, first, second))
     clear_cache(args.file)
 
@@ -93,7 +96,7 @@ def main() -> int:
         return statistics.median(max(r[i]["rss_self"], r[i]["rss_children"]) for r in rows)
 
     print(f"file: {args.file.name}, {size / 1e6:.0f} MB, {args.repeat} runs, medians, "
-          f"{os.cpu_count()} cores")
+          f"{os.cpu_count()} cores, --jobs {args.jobs or 'default'}")
     labels = ("orjson.loads", "attn-tui stats (first)", "attn-tui stats (reopen)")
     for i, label in enumerate(labels):
         print(f"  {label:24}{med(i, 'wall'):7.2f} s   peak RSS {peak(i) / size:5.2f} x file")
