@@ -198,3 +198,19 @@ def test_default_jobs_are_the_usable_cores_unless_set() -> None:
         assert loader.default_jobs() == 3
     finally:
         loader.set_default_jobs(None)
+
+
+def test_a_load_after_a_worker_died_is_still_right(
+    tmp_path: Path, small_parallel_path: list[int]
+) -> None:
+    """A killed worker breaks its pool: that load decodes here, the next one gets a new pool."""
+    path = write_synthetic(tmp_path / "t.json", seed=6, events=12_000)
+    serial = loader.load_trace(path, use_cache=False, workers=1)
+    executor = pool.get_pool(2)
+    executor.submit(int).result()  # a worker is running
+    for process in list(executor._processes.values()):  # type: ignore[attr-defined]
+        process.kill()
+        process.join()
+    assert_same(loader.load_trace(path, use_cache=False, workers=2), serial)
+    assert pool.get_pool(2) is not executor
+    assert_same(loader.load_trace(path, use_cache=False, workers=2), serial)

@@ -12,7 +12,7 @@ import contextlib
 import mmap
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -284,14 +284,15 @@ def _decode_parallel(
 def _run_on_pool(
     pool: ProcessPoolExecutor, ref: TextRef, jobs: list[Job], report: Progress
 ) -> list[Chunk] | None:
-    futures = submit_all(pool, ref, jobs)
+    futures: list[Future[Chunk]] = []
     try:
+        futures = submit_all(pool, ref, jobs)
         chunks = []
         for k, future in enumerate(futures):
             chunks.append(future.result())
             report("decode", 0.05 + 0.8 * (k + 1) / len(jobs))
         return chunks
-    except BrokenProcessPool:
+    except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool next time
         discard_pool(pool)
         return None
     finally:

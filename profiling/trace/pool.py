@@ -13,7 +13,12 @@ are started on first use and live until the process exits.
 
 A file that changed between the parent's mapping and a worker's (its size or
 mtime differ) is not decoded against the wrong text: the worker refuses
-(``SourceMoved``) and the loader decodes in its own process instead.
+(``SourceMoved``) and the loader decodes in its own process instead; so does a
+load whose pool broke (a worker killed), and the next load starts a new pool.
+
+As with any ``forkserver``/``spawn`` pool, workers import the main module of a
+script run by path: such a script must keep its top-level work under
+``if __name__ == "__main__":`` (``attn-tui`` and ``python -m`` are fine).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import os
 import tempfile
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from profiling.trace.decode import Chunk, decode_chunk
@@ -139,8 +145,11 @@ def warm(workers: int) -> None:
     """Start the pool's workers now, so that their start (the forkserver importing the
     decoder, then forking) overlaps the parent's scan of the text instead of following it."""
     pool = get_pool(workers)
-    for _ in range(workers):
-        pool.submit(int)
+    try:
+        for _ in range(workers):
+            pool.submit(int)
+    except BrokenProcessPool:  # the decode will start a new one
+        discard_pool(pool)
 
 
 def discard_pool(pool: ProcessPoolExecutor) -> None:
