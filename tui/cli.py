@@ -256,6 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from profiling.errors import AttnTuiError
 
+    if getattr(args, "jobs", None) is not None:
+        from profiling.trace.loader import set_default_jobs
+
+        set_default_jobs(args.jobs)  # every load of this command, the TUI's threads too
+
     try:
         from tui.inputs import resolve_args
 
@@ -264,11 +269,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.run(args) or 0)
     except AttnTuiError as exc:
         if args.debug:
-    if getattr(args, "jobs", None) is not None:
-        from profiling.trace.loader import set_default_jobs
-
-        set_default_jobs(args.jobs)  # every load of this command, the TUI's threads too
-
             raise
         _say(args.command, exc.line())
         return exc.exit_code
