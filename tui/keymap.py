@@ -136,6 +136,16 @@ _TIMELINE = (
     Key("timeline", "A / shift+←", "shrink the range: its end earlier",
         "A,shift+left", "resize_range(-1)", "Shrink the range"),
     Key("timeline", "M", "clear the range", "M", "clear_range", "Clear the range"),
+    Key("timeline", "'", "add a mark (A, B, ...) at the selected event's start,\n"
+        "else the window's centre; the ruler shows its letter,\n"
+        "the status line the cursor's distance to the nearest mark",
+        "apostrophe", "add_mark", "Add a mark"),
+    Key("timeline", "` / ~", "jump to the next / previous mark (centred in the window)"),
+    Key("timeline", "`", "next mark", "grave_accent", "jump_mark(1)", "Jump to the next mark",
+        in_help=False),
+    Key("timeline", "~", "previous mark", "tilde", "jump_mark(-1)",
+        "Jump to the previous mark", in_help=False),
+    Key("timeline", '"', "clear every mark", "quotation_mark", "clear_marks", "Clear the marks"),
     Key("timeline", "L", "legend: what each colour, letter and glyph means\n"
         "(Memcpy, Memset, kernel density); also at the end of help",
         "L", "legend", "Legend: colours and glyphs"),

@@ -13,6 +13,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace.model import GPU_KINDS, Kind, Trace
 from tui.links import LinkLookup
+from tui.marks import Marks
 from tui.range_data import event_span
 from tui.rows import Folds, RowSpec, build_rows, default_folds
 from tui.timeline_moves import first_visible
@@ -39,6 +40,7 @@ class TimelineModel:
         self.selected = -1
         self.history: list[int] = []
         self.range: tuple[int, int] | None = None  # marked range, ns from the origin (``m``)
+        self.marks = Marks()  # named marks, ns from the origin (tui.marks)
         self.version = 0  # bumps whenever anything drawn changes
         self.label_cells = 16  # set by the widget; the ruler lines up with it
         self.rebuild()

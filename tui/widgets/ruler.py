@@ -10,6 +10,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from tui.guard import ReportsErrors
+from tui.marks import overlay_marks
 from tui.names import clip
 from tui.ruler import range_cells, ruler_text, span_text
 from tui.timeline_model import TimelineModel
@@ -31,7 +32,7 @@ class Ruler(ReportsErrors, Widget):
         left = clip(span_text(vp, model.range), corner - 1).ljust(corner)
         corner_style = self.get_component_rich_style("ruler--corner")
         zero = float(model.range[0]) if model.range is not None else 0.0
-        ticks = ruler_text(vp, zero)
+        ticks = overlay_marks(ruler_text(vp, zero), vp, model.marks)
         segments = [Segment(left, corner_style)]
         cells = range_cells(vp, model.range)
         if cells is None:

@@ -24,6 +24,7 @@ from tui.names import clip, visible
 from tui.timeline_model import TimelineModel
 from tui.timeline_moves import next_gpu_lane, next_lane, unfold_for_gpu
 from tui.tracks import runs
+from tui.widgets.mark_keys import MarkKeys
 
 KIND_CLASS = {
     Kind.CPU_OP: "timeline--cpu",
@@ -43,7 +44,7 @@ def label_width(total: int) -> int:
     return max(14, min(30, total // 5))
 
 
-class Timeline(ReportsErrors, ScrollView, can_focus=True):
+class Timeline(ReportsErrors, MarkKeys, ScrollView, can_focus=True):
     """Lanes over time.  Keys act on the model; the widget only draws it."""
 
     COMPONENT_CLASSES = {

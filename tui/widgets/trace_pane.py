@@ -21,6 +21,7 @@ from tui.details import loader_notes
 from tui.file_watch import POLL_SECONDS, FileState, change, change_message
 from tui.fmt import fmt_count, fmt_ns
 from tui.guard import ReportsErrors
+from tui.marks import cursor_ns, distance_text
 from tui.names import visible
 from tui.search import Query, QueryError, find, next_match, parse_query
 from tui.session import Session, error_line, load_session
@@ -84,6 +85,7 @@ class TracePane(ReportsErrors, Vertical):
         self._started = 0.0
         self._file_bytes = 0
         self.file_change = ""  # '', 'changed' or 'vanished' (tui.file_watch)
+        self._mark_text = ""  # the cursor's distance to the nearest mark (tui.marks)
         self._stage_posted, self._posted_at = "", 0.0  # the last progress shown (thread side)
 
     def compose(self) -> ComposeResult:
@@ -292,7 +294,17 @@ class TracePane(ReportsErrors, Vertical):
                 n = len(self.matches)
                 pos = f"{self.match_index + 1}/{n}" if n else "no matches"
                 text.append(f" · search {self.query_.describe()}: {pos}", style="bold")
+            if self._mark_text:
+                text.append(f" · {self._mark_text}")
         status.update(text)
+
+    def on_timeline_changed(self) -> None:
+        """The cursor or the marks changed: redraw the status line when its mark text does."""
+        model = self.model
+        now = distance_text(model.marks, cursor_ns(model)) if model is not None else ""
+        if now != self._mark_text:
+            self._mark_text = now
+            self._update_status()
 
     def on_regions_view_zoom_to(self, message: RegionsView.ZoomTo) -> None:
         if self.model is None:
