@@ -243,8 +243,12 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
             found: list[Widget] = list(pane.query(VIEW_WIDGETS[view]))
             widget = found[0] if found else None
             if widget is None or pane.query_one("#views", ContentSwitcher).current != shown:
-                if tries > 0:  # mounting (or waiting for the analysis): look again
-                    self.set_timer(0.05, partial(self.run_in_view, view, action, tries - 1))
+                # mounting: look again; waiting for the analysis (any length on a big
+                # trace or a busy machine) costs no tries, so the action is never lost
+                analysing = pane.session is not None and not pane.session.analysed
+                if tries > 0 and pane.view == shown:
+                    left = tries if analysing else tries - 1
+                    self.set_timer(0.05, partial(self.run_in_view, view, action, left))
                 return
         if widget is not None:
             self.call_after_refresh(widget.run_action, action)
