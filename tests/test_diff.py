@@ -271,3 +271,14 @@ def test_default_region_falls_back_to_each_traces_own_choice(write_trace):
     assert [(r["op"], r["a_name"] or r["b_name"]) for r in d["rows"]] == [
         ("-", "softmax_k"), ("+", "flash_fwd_kernel")]
     assert "no region named 'attn_fwd'" in _fails("diff", a, b, "--region", "attn_fwd")
+
+
+def test_traces_without_any_region_give_an_empty_diff_and_exit_0(write_trace):
+    # as kernels: no --region and no record_function region at all is nothing to list
+    events = [op("aten::mm", 0, 10, ext=1), call("cudaLaunchKernel", 2, 2, corr=5, ext=1),
+              gpu("gemm", 20, 5, corr=5, ext=1)]
+    a = write_trace(events, name="a.json")
+    b = write_trace(events, name="b.json")
+    result = cli_in_process("diff", str(a), str(b), "--json", "--no-cache")
+    assert result.returncode == 0 and json.loads(result.stdout) == []
+    assert "nothing to diff" in result.stderr.decode()

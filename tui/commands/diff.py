@@ -36,6 +36,7 @@ class _Line:
 def run(args: argparse.Namespace) -> int:
     from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.kernel_diff import diff_traces
+    from profiling.analysis.region_choice import choose_regions
     from profiling.errors import AttnTuiError
     from tui.loading import load_for_command
 
@@ -44,6 +45,13 @@ def run(args: argparse.Namespace) -> int:
         raise AttnTuiError("diff needs two traces or more", "",
                            "give a base trace and one or more to set against it")
     traces = [AnalysedTrace(load_for_command(p, args)) for p in paths]
+    if args.region is None and not choose_regions(traces[0]).names:
+        # as kernels does: a trace with no region at all has nothing to list, not an error
+        sys.stderr.write(f"{paths[0]}: no --region given and this trace has no "
+                         "record_function regions: nothing to diff\n")
+        if args.json:
+            sys.stdout.write("[]\n")
+        return 0
     diffs = diff_traces(traces, args.region, args.instance)
     if args.json:
         doc = [d.as_json() for d in diffs]
