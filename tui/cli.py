@@ -165,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     _slices_parser(sub)
 
+    from tui.commands.ranks import add_parser as _ranks_parser  # issue 14
+
+    _ranks_parser(sub)
+    _sql_parsers(sub)
+
     p = sub.add_parser("variants", help="which variants this machine can capture, and why not")
     _common(p)
 
@@ -195,6 +200,13 @@ def _diff_parser(sub: Any) -> None:
                      help="print a list of pairwise diffs (the first trace against each other)")
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown table")
     _common(p, cache=True)
+
+
+def _sql_parsers(sub: Any) -> None:
+    """``sql`` and ``export`` (issue 16): their options live with the command."""
+    from tui.commands.sql import add_parsers
+
+    add_parsers(sub, _common)
 
 
 def _slices_parser(sub: Any) -> None:

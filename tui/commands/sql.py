@@ -1,0 +1,189 @@
+"""``attn-tui sql TRACE... "QUERY"`` and ``attn-tui export TRACE... --parquet DIR``.
+
+DuckDB over the model (``profiling.sql``): views ``events``, ``kernels``, ``ops``,
+``regions``, ``lanes`` and ``traces``, each with a ``trace`` column (the file's
+label) so one query spans every file given.  A TRACE may be a trace, a folder of
+traces, or a folder written by ``export`` (its Parquet files are read, not the
+traces).  Output: a table, or ``--json`` (a list of objects), ``--markdown``,
+``--csv``.  A query DuckDB rejects is one line on stderr and exit status 2; so is
+a missing ``[sql]`` extra, with the command that installs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from profiling.errors import AttnTuiError
+
+SQL_DESCRIPTION = (
+    "Run a DuckDB query over traces (the [sql] extra: pip install 'attn-tui[sql]'). Views: "
+    "events (every event: trace, row, name, category, kind, device_type, pid, tid, lane, "
+    "ts_us, dur_us, depth, correlation, external_id, stream, ts_ns, dur_ns), kernels (the rows "
+    "of 'kernels --json' for every region instance, with seq, row, launch_row, op_row, ts_us), "
+    "ops (the rows of 'table --json'), regions (one row per region instance: CPU and GPU "
+    "figures), lanes, traces. Times are µs from each trace's first event; every view has a "
+    "trace column (the file's label)."
+)
+
+
+def add_parsers(sub: Any, common: Callable[..., None]) -> None:
+    """The ``sql`` and ``export`` subcommands (called by ``tui.cli.build_parser``)."""
+    p = sub.add_parser(
+        "sql", help="a DuckDB query over traces or Parquet exports", description=SQL_DESCRIPTION
+    )
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="TRACE",
+        help="a trace, a folder of traces, or a folder written by 'export'",
+    )
+    p.add_argument("query", metavar="QUERY", help="the SQL query (quote it)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print a list of row objects")
+    fmt.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    fmt.add_argument("--csv", action="store_true", help="print CSV with a header row")
+    common(p, cache=True)
+
+    p = sub.add_parser("export", help="the SQL views of traces as Parquet files")
+    p.add_argument("inputs", nargs="+", metavar="TRACE", help="a trace or a folder of traces")
+    p.add_argument(
+        "--parquet",
+        required=True,
+        metavar="DIR",
+        help="folder to write: DIR/<trace label>/<view>.parquet and a manifest",
+    )
+    p.add_argument("--force", action="store_true", help="overwrite files already there")
+    common(p, cache=True)
+
+
+def open_db(inputs: list[str], args: Any = None, *, exports: bool = True) -> Any:
+    """A ``TraceDB`` over ``inputs`` (traces, folders of traces, export folders)."""
+    from profiling.analysis.analysed import AnalysedTrace
+    from profiling.analysis.compare import trace_label
+    from profiling.sql.engine import Loaded, TraceDB, require, unique_labels
+    from profiling.sql.export import is_export, read_export
+    from tui.inputs import resolve_paths
+    from tui.loading import load_for_command
+    from tui.names import visible
+
+    require()  # before loading: a missing extra should not wait for a big file
+
+    def say(line: str) -> None:
+        print(f"attn-tui {getattr(args, 'command', 'sql')}: {visible(line)}", file=sys.stderr)
+
+    sources: list[Any] = []
+    traces = []
+    for item in inputs:
+        if exports and is_export(item):
+            sources.append(read_export(item))
+            continue
+        for path in resolve_paths([item], say, many=True):
+            trace = load_for_command(path, args)
+            traces.append(len(sources))
+            sources.append(AnalysedTrace(trace))
+    labels = unique_labels(
+        [trace_label(sources[i].trace.path, sources[i].trace.metadata) for i in traces]
+    )
+    for i, label in zip(traces, labels, strict=True):
+        sources[i] = Loaded(label, sources[i])
+    return TraceDB(sources)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command == "export":
+        return _export(args)
+    if not args.query.strip():
+        raise AttnTuiError(
+            "the query is empty",
+            "QUERY",
+            'give a query, e.g. "SELECT kind, count(*) FROM events GROUP BY kind"',
+        )
+    db = open_db(list(args.inputs), args)
+    result = db.query(args.query)
+    if args.json:
+        from tui.sql_cells import json_value
+
+        doc = [
+            {c: json_value(v) for c, v in zip(result.columns, row, strict=True)}
+            for row in result.rows
+        ]
+        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False, ensure_ascii=False) + "\n")
+    elif args.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        if result.columns:
+            writer.writerow(result.columns)
+        writer.writerows(result.rows)
+    elif args.markdown:
+        sys.stdout.write(markdown(result))
+    else:
+        _print(result)
+    return 0
+
+
+def markdown(result: Any) -> str:
+    """A GitHub table of the result (pipes and backslashes escaped)."""
+    from tui.sql_cells import cell_text, is_numeric
+
+    if not result.columns:
+        return ""
+
+    def cell(value: Any) -> str:
+        return cell_text(value).replace("\\", "\\\\").replace("|", "\\|") or " "
+
+    lines = [
+        "| " + " | ".join(cell(c) for c in result.columns) + " |",
+        "|" + "|".join("---:" if is_numeric(t) else "---" for t in result.types) + "|",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in result.rows]
+    return "\n".join(lines) + "\n"
+
+
+def _print(result: Any) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from tui.names import visible
+    from tui.sql_cells import cell_text, is_numeric
+
+    if not result.columns:
+        return
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = 240
+    t = Table(box=box.SIMPLE_HEAD)
+    for name, type_name in zip(result.columns, result.types, strict=True):
+        t.add_column(
+            Text(visible(name)),
+            justify="right" if is_numeric(type_name) else "left",
+            no_wrap=True,
+            overflow="ellipsis",
+            max_width=80,
+        )
+    for row in result.rows:
+        t.add_row(*[Text(cell_text(v)) for v in row])
+    console.print(t)
+    console.print(Text(f"{len(result.rows)} row{'s' if len(result.rows) != 1 else ''}"))
+
+
+def _export(args: argparse.Namespace) -> int:
+    from profiling.sql.export import export, plan
+
+    db = open_db(list(args.inputs), args, exports=False)
+    plan(db, args.parquet, args.force)  # refuse before the work, not after it
+    written = export(db, args.parquet, args.force)
+    from tui.names import visible
+
+    n = len(db.labels())
+    print(
+        f"wrote {len(written)} Parquet files for {n} trace{'s' if n != 1 else ''} "
+        f"to {visible(args.parquet)} (query them: attn-tui sql {visible(args.parquet)} "
+        '"SELECT ...")'
+    )
+    return 0
