@@ -165,9 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _slices_parser(sub)
 
-    from tui.commands.ranks import add_parser as _ranks_parser  # issue 14
-
-    _ranks_parser(sub)
+    importlib.import_module("tui.commands.ranks").add_parser(sub)  # issue 14
     _sql_parsers(sub)
 
     p = sub.add_parser("variants", help="which variants this machine can capture, and why not")

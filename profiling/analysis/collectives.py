@@ -1,0 +1,144 @@
+"""The same collective on every rank, and how long each rank waited in it.
+
+A collective (all-reduce, all-to-all, ...) runs as one NCCL/RCCL kernel per rank,
+and none of them can finish before the last rank has arrived: a rank that
+starts its kernel early sits in it, waiting.  So for each collective matched
+across ranks, ``wait`` of rank k is the last arrival's start minus rank k's
+start (0 for the last one to arrive): time lost to the others, not to the
+network.  This is only as good as the alignment of the ranks' clocks
+(``job.align_offsets``), which the header says.
+
+Matching: when the kernels' ``args`` carry a sequence number (``Seq``/``seq``,
+newer PyTorch copies the process group's counter there), kernels with the same
+(process group, number) are one collective; otherwise the n-th kernel of a
+name on one rank matches the n-th kernel of that name on every other rank
+(collectives are issued in the same order everywhere, or the job deadlocks).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from profiling.analysis.job_merge import Job
+from profiling.analysis.rank_breakdown import comm_names
+from profiling.trace.model import Kind, Trace
+
+SEQ_KEYS = ("Seq", "seq", "Sequence number", "sequence_number")
+PG_KEYS = ("Process Group Name", "pg_name", "Process Group Description")
+
+
+@dataclass(frozen=True)
+class Collective:
+    """One collective across ranks: per rank (in ``Job.ranks`` order) its merged
+    row, start and end ns (-1 when that rank has no match) and wait ns."""
+
+    name: str
+    index: int  # n-th of its name (or its sequence number)
+    rows: tuple[int, ...]
+    start_ns: tuple[int, ...]
+    end_ns: tuple[int, ...]
+    wait_ns: tuple[int, ...]
+    by_seq: bool
+
+    @property
+    def last_rank_index(self) -> int:
+        """Position (in ``Job.ranks``) of the last rank to arrive."""
+        return int(np.argmax(self.start_ns))
+
+    @property
+    def skew_ns(self) -> int:
+        """Last arrival minus first arrival."""
+        present = [s for s in self.start_ns if s >= 0]
+        return max(present) - min(present) if present else 0
+
+
+def short_name(name: str) -> str:
+    """A kernel's name up to its argument list (``ncclKernel_AllReduce_RING_LL_Sum_float``)."""
+    return name.split("(", 1)[0].strip() or name
+
+
+def _seq_key(args: dict[str, Any]) -> tuple[str, int] | None:
+    for key in SEQ_KEYS:
+        value = args.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            group = next((str(args[k]) for k in PG_KEYS if k in args), "")
+            return group, value
+    return None
+
+
+def comm_rows(trace: Trace, rows: tuple[int, int], comm: np.ndarray) -> np.ndarray:
+    """Communication kernel rows of one rank, in GPU start order."""
+    lo, hi = rows
+    kind, names = trace.kind[lo:hi], trace.name_id[lo:hi]
+    found = np.flatnonzero((kind == Kind.KERNEL) & comm[names]) + lo
+    return found[np.argsort(trace.ts_ns[found], kind="stable")]
+
+
+def _keys(trace: Trace, rows: np.ndarray) -> tuple[list[tuple[Any, ...]], bool]:
+    """Match keys of one rank's comm kernels: by sequence number when the first has one."""
+    if rows.shape[0] and _seq_key(trace.args(int(rows[0]))) is not None:
+        keys = [_seq_key(a) for a in trace.args_of(rows)]
+        if all(k is not None for k in keys):
+            return [("seq", *k) for k in keys], True  # type: ignore[misc]
+    seen: dict[str, int] = defaultdict(int)
+    out: list[tuple[Any, ...]] = []
+    for row in rows.tolist():
+        name = short_name(trace.name(row))
+        out.append(("order", name, seen[name]))
+        seen[name] += 1
+    return out, False
+
+
+def match_collectives(job: Job) -> list[Collective]:
+    """Every collective seen on two or more ranks, in order of its earliest start."""
+    trace = job.trace
+    comm = comm_names(trace.strings)
+    table: dict[tuple[Any, ...], list[int]] = {}
+    n = len(job.ranks)
+    for k, r in enumerate(job.ranks):
+        rows = comm_rows(trace, r.rows, comm)
+        keys, _ = _keys(trace, rows)
+        for key, row in zip(keys, rows.tolist(), strict=True):
+            slot = table.setdefault(key, [-1] * n)
+            if slot[k] < 0:
+                slot[k] = row
+    out = []
+    for key, rows_of in table.items():
+        present = [row for row in rows_of if row >= 0]
+        if len(present) < 2:
+            continue
+        starts = [int(trace.ts_ns[r]) if r >= 0 else -1 for r in rows_of]
+        ends = [int(trace.ts_ns[r] + trace.dur_ns[r]) if r >= 0 else -1 for r in rows_of]
+        last = max(s for s in starts if s >= 0)
+        waits = [last - s if s >= 0 else 0 for s in starts]
+        name = short_name(trace.name(present[0])) if key[0] == "seq" else key[1]
+        out.append(Collective(name, int(key[-1]), tuple(rows_of), tuple(starts), tuple(ends),
+                              tuple(waits), key[0] == "seq"))
+    out.sort(key=lambda c: min(s for s in c.start_ns if s >= 0))
+    return out
+
+
+def wait_by_rank(job: Job, collectives: list[Collective]) -> list[int]:
+    """Total wait (ns) of each rank (``Job.ranks`` order) over every collective."""
+    total = [0] * len(job.ranks)
+    for c in collectives:
+        for k, w in enumerate(c.wait_ns):
+            total[k] += w
+    return total
+
+
+def wait_of_row(collectives: list[Collective]) -> dict[int, int]:
+    """Merged row of a comm kernel -> its rank's wait in that collective (ns)."""
+    return {row: c.wait_ns[k] for c in collectives for k, row in enumerate(c.rows) if row >= 0}
+
+
+def collective_at(collectives: list[Collective], row: int) -> Collective | None:
+    """The collective a merged row takes part in (the TUI's cross-rank marks)."""
+    for c in collectives:
+        if row in c.rows:
+            return c
+    return None

@@ -1,0 +1,189 @@
+"""A job: the traces of one distributed run's ranks, recognised, loaded and aligned.
+
+Each rank of a ``torch.distributed`` job writes its own trace, and Kineto records
+the rank, the world size and the backend under the top-level ``distributedInfo``.
+Traces are one job when they all carry a rank, agree on the world size and the
+backend, and no rank appears twice; anything else stays a separate trace (two
+runs of the same job in one folder, single-process traces, a world size of 1).
+
+Detection reads only the file's head (and the tail of a plain file), so that
+``attn-tui open DIR`` can decide on one pane before loading gigabytes; the
+loaded metadata has the last word (``load_job`` checks again).
+
+Ranks load in parallel threads (each big one decodes on the loader's process
+pool) and are placed on one time axis (``align_offsets``):
+
+- ``clock``: the traces' own clocks.  Newer Kineto writes ``ts`` relative to a
+  per-process ``baseTimeNanoseconds``; older Kineto writes epoch microseconds.
+  Either way ``baseTimeNanoseconds + ts`` (base 0 when absent) is the wall
+  clock of the host, which is what ranks share (up to the hosts' clock skew);
+- ``step``: each rank's first ``ProfilerStep`` starts where the lowest rank's
+  does, for hosts whose clocks disagree or steps that should be compared as if
+  they had started together.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from profiling.analysis.ranks import trace_rank, world_size
+from profiling.errors import AttnTuiError
+from profiling.trace.model import Kind, Trace
+
+ALIGNMENTS = ("clock", "step")
+SNIFF_BYTES = 256 << 10
+"""How much of a file's start (and of a plain file's end) detection reads."""
+
+_KEY = re.compile(rb'"distributedInfo"\s*:\s*')
+
+
+@dataclass(frozen=True)
+class RankInfo:
+    """What a trace's ``distributedInfo`` says about its place in a job."""
+
+    path: str
+    rank: int
+    world_size: int | None
+    backend: str
+
+
+def rank_info_of(path: str, metadata: Any) -> RankInfo | None:
+    """The trace's rank, world size and backend; None without a rank."""
+    rank = trace_rank(metadata)
+    if rank is None:
+        return None
+    info = metadata.get("distributedInfo") if isinstance(metadata, dict) else {}
+    backend = info.get("backend") if isinstance(info, dict) else None
+    return RankInfo(path, rank, world_size(metadata), str(backend) if backend else "")
+
+
+def _decode_info(text: bytes) -> dict[str, Any] | None:
+    match = _KEY.search(text)
+    if match is None:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text[match.end():].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return {"distributedInfo": value}
+
+
+def sniff_rank(path: str) -> RankInfo | None:
+    """``distributedInfo`` read from the file's head (or a plain file's tail), unloaded."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+            if head[:2] == b"\x1f\x8b":
+                f.seek(0)
+                with gzip.GzipFile(fileobj=f) as gz:
+                    head, tail = gz.read(SNIFF_BYTES), b""
+            else:
+                size = os.fstat(f.fileno()).st_size
+                f.seek(max(size - SNIFF_BYTES, len(head)))
+                tail = f.read(SNIFF_BYTES)
+    except (OSError, EOFError, zlib.error):
+        return None
+    meta = _decode_info(head) or _decode_info(tail)
+    return rank_info_of(path, meta) if meta else None
+
+
+def job_groups(infos: Sequence[RankInfo | None], paths: Sequence[str]) -> list[list[int]]:
+    """Indexes of ``paths`` grouped: each job's in rank order, every other path alone.
+
+    A job is two or more ranked traces with one world size (above 1) and backend
+    and no rank twice; groups keep the order in which their first path was given.
+    """
+    keys: dict[tuple[Any, ...], list[int]] = {}
+    order: list[tuple[Any, ...]] = []
+    for i, info in enumerate(infos):
+        if info is None or not info.world_size or info.world_size < 2:
+            key: tuple[Any, ...] = ("alone", i)
+        else:
+            key = ("job", info.world_size, info.backend)
+        if key not in keys:
+            keys[key] = []
+            order.append(key)
+        keys[key].append(i)
+    out: list[list[int]] = []
+    for key in order:
+        members = keys[key]
+        ranks = [infos[i].rank for i in members if infos[i] is not None]  # type: ignore[union-attr]
+        if key[0] == "job" and len(members) > 1 and len(set(ranks)) == len(ranks):
+            out.append(sorted(members, key=lambda i: infos[i].rank))  # type: ignore[union-attr]
+        else:
+            out.extend([i] for i in members)
+    out.sort(key=lambda group: min(group))
+    return out
+
+
+def group_paths(paths: Sequence[str]) -> list[list[str]]:
+    """``paths`` as jobs (lists of two or more, in rank order) and single traces."""
+    infos = [sniff_rank(p) for p in paths]
+    return [[paths[i] for i in group] for group in job_groups(infos, paths)]
+
+
+def base_ns(metadata: dict[str, Any]) -> int:
+    """``baseTimeNanoseconds`` (0 when absent or not a whole number)."""
+    value = metadata.get("baseTimeNanoseconds")
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return 0
+    try:
+        return int(value)
+    except ValueError:
+        return 0
+
+
+def first_step_ns(trace: Trace) -> int | None:
+    """Start of the trace's first ``ProfilerStep#N`` (its own clock), None without one."""
+    ids = [i for i, s in enumerate(trace.strings) if s.startswith("ProfilerStep#")]
+    if not ids or not len(trace):
+        return None
+    kinds = (trace.kind == Kind.USER_ANNOTATION) | (trace.kind == Kind.CPU_OP)
+    rows = np.flatnonzero(np.isin(trace.name_id, ids) & kinds)
+    return int(trace.ts_ns[rows].min()) if rows.shape[0] else None
+
+
+def align_offsets(traces: Sequence[Trace], alignment: str) -> tuple[list[int], str]:
+    """Nanoseconds to add to each trace's ``ts_ns``, and the words for the header."""
+    if alignment not in ALIGNMENTS:
+        raise AttnTuiError(f"unknown alignment {alignment!r}", "--align",
+                           "use " + " or ".join(ALIGNMENTS))
+    bases = [base_ns(t.metadata) for t in traces]
+    clock = ("clock: baseTimeNanoseconds + ts" if any(bases)
+             else "clock: the traces' timestamps")
+    if alignment == "clock":
+        return bases, clock
+    steps = [first_step_ns(t) for t in traces]
+    known = [i for i, s in enumerate(steps) if s is not None]
+    if not known:
+        return bases, clock + " (no ProfilerStep to align on)"
+    ref = known[0]
+    target = bases[ref] + int(steps[ref])  # type: ignore[arg-type]
+    offsets = [target - int(s) if s is not None else b for s, b in zip(steps, bases, strict=True)]
+    note = "first ProfilerStep of each rank"
+    if len(known) < len(traces):
+        note += f" ({len(traces) - len(known)} ranks without one: by clock)"
+    return offsets, note
+
+
+Loader = Callable[[str], Trace]
+
+
+def load_all(paths: Sequence[str], load: Loader) -> list[Trace]:
+    """Every path loaded, in parallel threads (big ones decode on the process pool);
+    the first failure is raised after the others have finished."""
+    if len(paths) == 1:
+        return [load(paths[0])]
+    with ThreadPoolExecutor(max_workers=len(paths), thread_name_prefix="attn-tui load rank") as ex:
+        futures = [ex.submit(load, p) for p in paths]
+        return [f.result() for f in futures]

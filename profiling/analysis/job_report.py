@@ -1,0 +1,57 @@
+"""Everything ``attn-tui ranks`` and the Ranks view say about a job, computed once.
+
+Per rank the breakdown (``rank_breakdown``) plus the rank's total wait in
+collectives; across ranks the matched collectives, the straggler items and the
+findings.  One function so the command and the view show the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.collectives import Collective, match_collectives, wait_by_rank
+from profiling.analysis.finding_types import Finding
+from profiling.analysis.job import Loader, RankInfo, job_groups, load_all, rank_info_of
+from profiling.analysis.job_merge import Job, job_path, load_job, merge_ranks
+from profiling.analysis.rank_breakdown import rank_breakdown
+from profiling.analysis.stragglers import Straggle, straggler_findings, stragglers
+from profiling.errors import AttnTuiError
+
+
+@dataclass
+class JobReport:
+    job: Job
+    ranks: list[dict[str, Any]]  # ranks --json
+    collectives: list[Collective]
+    stragglers: list[Straggle]
+    findings: list[Finding]
+
+    def worst_collectives(self, limit: int = 5) -> list[Collective]:
+        """The collectives whose arrivals were furthest apart, largest skew first."""
+        return sorted(self.collectives, key=lambda c: -c.skew_ns)[:limit]
+
+
+def job_report(job: Job, analysed: AnalysedTrace | None = None) -> JobReport:
+    """The report of ``job`` (``analysed``: the merged trace's shared analysis)."""
+    a = analysed or AnalysedTrace(job.trace)
+    collectives = match_collectives(job)
+    ranks = rank_breakdown(job, a)
+    for row, wait in zip(ranks, wait_by_rank(job, collectives), strict=True):
+        row["collective_wait_us"] = wait / 1000.0
+    items = stragglers(job, a, collectives) if len(job.ranks) > 1 else []
+    return JobReport(job, ranks, collectives, items, straggler_findings(job, items))
+
+
+def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock") -> Job:
+    """``paths`` as a job: the ranks of one job, or one trace on its own (its rank,
+    else 0).  Several traces that are not one job are an ``AttnTuiError``."""
+    if len(paths) > 1:
+        return load_job(paths, load, alignment)
+    (trace,) = load_all(paths, load)
+    info = rank_info_of(paths[0], trace.metadata) or RankInfo(paths[0], 0, None, "")
+    if job_groups([info], paths) != [[0]]:
+        raise AttnTuiError("not a trace", paths[0])  # pragma: no cover - one path is one group
+    return merge_ranks([trace], [info], [0], job_path(paths), alignment, "one trace")

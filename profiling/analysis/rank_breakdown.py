@@ -1,0 +1,125 @@
+"""Where each rank's GPU time went: communication, compute, their overlap, idle time.
+
+Per rank, over its GPU events (kernels, memcpys, memsets), in µs:
+
+- ``span_us``: first GPU event's start to the last one's end;
+- ``comm_us``: length of the union of communication kernels' intervals (names
+  containing ``nccl`` or ``rccl``, any case): time a collective was running;
+- ``compute_us``: the union of every other kernel (not Memcpy, not Memset);
+- ``overlap_us``: the intersection of those two unions: communication hidden
+  behind compute, the thing overlap schedules are for;
+- ``idle_us``: ``span_us`` minus the union of all GPU events;
+- ``memcpy_us``, ``memset_us``: unions of the copies and sets.
+
+Unions, not sums: kernels on several streams overlap, and a sum would count a
+second of two-stream work twice.  Each union is one sort and a running maximum
+(``union_length``), vectorised; the intersection is |A| + |B| - |A ∪ B|.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.attention_regions import is_attention_name
+from profiling.analysis.job_merge import Job, JobRank
+from profiling.analysis.regions import Regions
+from profiling.trace.model import Kind, Trace
+
+COMM_WORDS = ("nccl", "rccl")
+
+
+def comm_names(strings: list[str]) -> np.ndarray:
+    """Per string id: whether a kernel of that name is communication."""
+    return np.fromiter((any(w in s.lower() for w in COMM_WORDS) for s in strings), dtype=bool,
+                       count=len(strings))
+
+
+def union_segments(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The disjoint, sorted segments whose union equals that of [start, end) intervals."""
+    if start.shape[0] == 0:
+        return start[:0].astype(np.int64), end[:0].astype(np.int64)
+    order = np.argsort(start, kind="stable")
+    s, e = start[order].astype(np.int64), end[order].astype(np.int64)
+    reach = np.maximum.accumulate(e)
+    new = np.ones(s.shape[0], dtype=bool)
+    new[1:] = s[1:] > reach[:-1]  # starts after everything before it ended
+    first = np.flatnonzero(new)
+    last = np.r_[first[1:] - 1, s.shape[0] - 1]
+    return s[first], reach[last]
+
+
+def union_length(start: np.ndarray, end: np.ndarray) -> int:
+    """Length of the union of intervals [start, end) (ns)."""
+    s, e = union_segments(start, end)
+    return int((e - s).sum())
+
+
+def _us(ns: int) -> float:
+    return ns / 1000.0
+
+
+def gpu_breakdown(trace: Trace, rows: tuple[int, int] = (0, -1),
+                  comm: np.ndarray | None = None) -> dict[str, float]:
+    """The time figures of one rank (the rows ``rows`` of ``trace``; all by default)."""
+    lo, hi = rows
+    hi = len(trace) if hi < 0 else hi
+    kind = trace.kind[lo:hi]
+    gpu = np.flatnonzero(np.isin(kind, [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET])) + lo
+    ts, end = trace.ts_ns[gpu], trace.ts_ns[gpu] + trace.dur_ns[gpu]
+    kinds = trace.kind[gpu]
+    is_comm = (comm if comm is not None else comm_names(trace.strings))[trace.name_id[gpu]]
+    kernel = kinds == Kind.KERNEL
+    c, k = kernel & is_comm, kernel & ~is_comm
+    comm_ns = union_length(ts[c], end[c])
+    compute_ns = union_length(ts[k], end[k])
+    both = union_length(ts[c | k], end[c | k])
+    span = int(end.max() - ts.min()) if gpu.shape[0] else 0
+    return {
+        "span_us": _us(span),
+        "comm_us": _us(comm_ns),
+        "compute_us": _us(compute_ns),
+        "overlap_us": _us(comm_ns + compute_ns - both),
+        "idle_us": _us(span - union_length(ts, end)),
+        "memcpy_us": _us(union_length(ts[kinds == Kind.MEMCPY], end[kinds == Kind.MEMCPY])),
+        "memset_us": _us(union_length(ts[kinds == Kind.MEMSET], end[kinds == Kind.MEMSET])),
+        "gpu_events": int(gpu.shape[0]),
+    }
+
+
+def rank_regions(regions: Regions, lane_rank: np.ndarray, rank: int) -> Regions:
+    """The region instances of one rank of a merged trace."""
+    return Regions([i for i in regions.instances if int(lane_rank[i.lane]) == rank])
+
+
+def region_figures(regions: Regions) -> dict[str, Any]:
+    """``stats``' region objects, attention regions first (then first appearance)."""
+    summaries = sorted(regions.summaries(), key=lambda s: not is_attention_name(s.name))
+    return {s.name: {k: v for k, v in s.as_json().items() if k != "name"} for s in summaries}
+
+
+def device_of(job: Job, r: JobRank) -> str:
+    """``GPU 3`` (the rank's device groups with events, by the trace's own labels)."""
+    prefix = f"rank {r.rank} · "
+    names = [g.label.removeprefix(prefix) for g in job.trace.groups[r.groups[0]:r.groups[1]]
+             if g.kind == "gpu"]
+    return ", ".join(names)
+
+
+def rank_breakdown(job: Job, analysed: AnalysedTrace | None = None) -> list[dict[str, Any]]:
+    """``ranks --json``: one object per rank, in rank order (DESIGN.md section 5).
+
+    ``analysed`` is the merged trace's analysis (the TUI's, shared); regions come
+    from it.  Without it, a fresh one is made."""
+    a = analysed or AnalysedTrace(job.trace)
+    comm = comm_names(job.trace.strings)
+    lane_rank = job.rank_of_lane()
+    out = []
+    for r in job.ranks:
+        figures = gpu_breakdown(job.trace, r.rows, comm)
+        out.append({"rank": r.rank, "path": r.path, "device": device_of(job, r), **figures,
+                    "offset_ns": r.offset_ns,
+                    "regions": region_figures(rank_regions(a.regions, lane_rank, r.rank))})
+    return out

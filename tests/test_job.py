@@ -1,0 +1,233 @@
+"""Jobs of several ranks: detection, clock alignment, the merged trace, the breakdown
+(against a brute-force interval count), collectives, stragglers and ``attn-tui ranks``."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.collectives import match_collectives, wait_by_rank
+from profiling.analysis.job import group_paths, sniff_rank
+from profiling.analysis.job_merge import ID_STRIDE, load_job
+from profiling.analysis.job_report import job_report
+from profiling.analysis.rank_breakdown import gpu_breakdown, union_length
+from profiling.trace import load_trace
+from profiling.trace.model import Kind
+from tests.job_fixtures import Gpu, Step, rank_doc, straggler_job, write
+from tui.cli import main
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "real_traces"
+DLRM = REAL / "multi_rank" / "param_dlrm_8ranks"
+
+
+def _load(path: str):
+    return load_trace(path, use_cache=False)
+
+
+# ---- detection ----
+
+def test_job_detection_groups_ranks_and_leaves_the_rest(tmp_path: Path) -> None:
+    step = [Step(0, 100, [Gpu("k", 10, 5)])]
+    ranks = [write(tmp_path / f"w{r}.json", rank_doc(r, 4, step)) for r in (2, 0, 3, 1)]
+    plain = write(tmp_path / "plain.json", rank_doc(None, None, step))
+    single = write(tmp_path / "single.json", rank_doc(0, 1, step))
+    other_world = write(tmp_path / "other.json", rank_doc(0, 2, step))
+    groups = group_paths([plain, *ranks, single, other_world])
+    assert groups == [[plain], [ranks[1], ranks[3], ranks[0], ranks[2]], [single], [other_world]]
+    assert sniff_rank(ranks[0]).rank == 2  # type: ignore[union-attr]
+
+
+def test_duplicate_ranks_are_not_one_job(tmp_path: Path) -> None:
+    step = [Step(0, 100, [Gpu("k", 10, 5)])]
+    a = write(tmp_path / "a.json", rank_doc(0, 2, step))
+    b = write(tmp_path / "b.json", rank_doc(0, 2, step))
+    assert group_paths([a, b]) == [[a], [b]]
+    assert main(["ranks", a, b]) == 2
+
+
+# ---- alignment and the merged trace ----
+
+def _two_ranks(tmp_path: Path) -> list[str]:
+    # Same local times; rank 1's clock base is 5 ms later, its first step 40 µs later.
+    s0 = [Step(100, 300, [Gpu("k0", 150, 50)]), Step(300, 500, [Gpu("k1", 350, 50)])]
+    s1 = [Step(140, 340, [Gpu("k0", 190, 50)]), Step(340, 540, [Gpu("k1", 390, 50)])]
+    return [write(tmp_path / "r0.json", rank_doc(0, 2, s0, base_ns=1_000_000_000)),
+            write(tmp_path / "r1.json", rank_doc(1, 2, s1, base_ns=1_005_000_000))]
+
+
+def test_clock_alignment_adds_each_rank_base(tmp_path: Path) -> None:
+    job = load_job(_two_ranks(tmp_path), _load, "clock")
+    t = job.trace
+    assert [r.offset_ns for r in job.ranks] == [1_000_000_000, 1_005_000_000]
+    k0 = [int(t.ts_ns[i]) for i in range(len(t)) if t.name(i) == "k0"]
+    assert k0 == [1_000_000_000 + 150_000, 1_005_000_000 + 190_000]
+    assert "baseTimeNanoseconds" in job.header()
+
+
+def test_step_alignment_starts_first_steps_together(tmp_path: Path) -> None:
+    job = load_job(_two_ranks(tmp_path), _load, "step")
+    t = job.trace
+    steps = [int(t.ts_ns[i]) for i in range(len(t)) if t.name(i) == "ProfilerStep#1"]
+    assert steps[0] == steps[1] == 1_000_000_000 + 100_000
+    assert "first ProfilerStep" in job.header()
+
+
+def test_merged_trace_keeps_links_within_each_rank(tmp_path: Path) -> None:
+    job = load_job(_two_ranks(tmp_path), _load)
+    t = job.trace
+    assert [g.label for g in t.groups if g.kind == "gpu"] == ["rank 0 · GPU 0", "rank 1 · GPU 1"]
+    a = AnalysedTrace(t)
+    gpu = a.links.gpu_rows
+    assert gpu.shape[0] == 4 and a.links.orphans.shape[0] == 0
+    for row in gpu.tolist():
+        assert job.rank_of_row(row) is job.rank_of_row(int(a.links.launch[row]))
+    corr = t.correlation[gpu]
+    assert sorted((corr // ID_STRIDE).tolist()) == [0, 0, 1, 1]
+    # args come from each rank's own file
+    assert [t.args(r)["device"] for r in sorted(gpu.tolist())] == [0, 0, 1, 1]
+
+
+# ---- the breakdown against brute force ----
+
+def _brute(intervals: list[tuple[int, int]]) -> set[int]:
+    """Every microsecond tick covered, written plainly."""
+    covered: set[int] = set()
+    for lo, hi in intervals:
+        covered.update(range(lo, hi))
+    return covered
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_breakdown_matches_brute_force(tmp_path: Path, seed: int) -> None:
+    rnd = random.Random(seed)
+    names = ["gemm", "ncclKernel_AllReduce", "RCCL_sendrecv", "Memcpy HtoD", "Memset", "flash"]
+    gpu = []
+    for _ in range(60):
+        name = rnd.choice(names)
+        cat = ("gpu_memcpy" if name.startswith("Memcpy") else
+               "gpu_memset" if name == "Memset" else "kernel")
+        gpu.append(Gpu(name, rnd.randrange(0, 3000), rnd.randrange(1, 200),
+                       stream=rnd.choice([7, 20, 21]), cat=cat))
+    path = write(tmp_path / "r.json", rank_doc(0, 1, [Step(0, 4000, gpu)]))
+    got = gpu_breakdown(_load(path))
+    comm = _brute([(g.start, g.start + g.dur) for g in gpu
+                   if g.cat == "kernel" and ("nccl" in g.name.lower() or "rccl" in g.name.lower())])
+    compute = _brute([(g.start, g.start + g.dur) for g in gpu if g.cat == "kernel"
+                      and not ("nccl" in g.name.lower() or "rccl" in g.name.lower())])
+    every = _brute([(g.start, g.start + g.dur) for g in gpu])
+    span = max(g.start + g.dur for g in gpu) - min(g.start for g in gpu)
+    assert got["comm_us"] == len(comm)
+    assert got["compute_us"] == len(compute)
+    assert got["overlap_us"] == len(comm & compute)
+    assert got["idle_us"] == span - len(every)
+    assert got["span_us"] == span
+    assert got["memcpy_us"] == len(_brute([(g.start, g.start + g.dur) for g in gpu
+                                           if g.cat == "gpu_memcpy"]))
+    assert got["memset_us"] == len(_brute([(g.start, g.start + g.dur) for g in gpu
+                                           if g.cat == "gpu_memset"]))
+
+
+def test_union_length_small_cases() -> None:
+    s, e = np.array([0, 5, 2, 20]), np.array([3, 10, 4, 21])
+    assert union_length(s, e) == 3 + 5 + 1 + 1
+    assert union_length(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0
+    assert union_length(np.array([0, 1]), np.array([10, 2])) == 10  # nested
+
+
+# ---- collectives and stragglers ----
+
+def test_straggler_found_with_evidence_and_waits(tmp_path: Path) -> None:
+    job = load_job(straggler_job(tmp_path, slow=2), _load)
+    report = job_report(job)
+    waits = wait_by_rank(job, report.collectives)
+    assert len(report.collectives) == 3
+    assert waits == [3 * 200_000, 3 * 200_000, 0, 3 * 200_000]
+    steps = [s for s in report.stragglers if s.kind == "step"]
+    assert [s.slowest for s in steps] == [2, 2, 2]
+    assert steps[0].excess_ns == 200_000
+    attn = [s for s in report.stragglers if s.region == "attn_fwd"]
+    assert [s.slowest for s in attn] == [2, 2, 2] and attn[0].excess_ns == 200_000
+    found = {(f.region, f.title) for f in report.findings}
+    assert ("ProfilerStep*", "rank 2 is the slowest in 3 of 3 steps") in found
+    assert ("attn_fwd", "rank 2 is the slowest in 3 of 3 attn_fwd instances") in found
+    step_finding = next(f for f in report.findings if f.region == "ProfilerStep*")
+    for e in step_finding.evidence:
+        assert job.rank_of_row(e.row).rank == 2 and e.name.startswith("ProfilerStep#")
+
+
+def test_no_straggler_when_ranks_are_even(tmp_path: Path) -> None:
+    job = load_job(straggler_job(tmp_path, slow=-1), _load)
+    report = job_report(job)
+    assert report.findings == []
+    assert all(c.skew_ns == 0 for c in report.collectives)
+
+
+def test_collectives_match_by_sequence_number_when_present(tmp_path: Path) -> None:
+    paths = []
+    for r in range(2):
+        doc = rank_doc(r, 2, [Step(0, 500, [Gpu("ncclKernel_A", 10 + 50 * r, 20),
+                                            Gpu("ncclKernel_A", 200, 20)])])
+        kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
+        seqs = [7, 8] if r == 0 else [8, 7]  # rank 1 lists them the other way round
+        for e, seq in zip(kernels, seqs, strict=True):
+            e["args"]["Seq"] = seq
+        if r == 1:
+            kernels[0]["ts"], kernels[1]["ts"] = 200, 60
+        paths.append(write(tmp_path / f"s{r}.json", doc))
+    job = load_job(paths, _load)
+    found = {c.index: c for c in match_collectives(job)}
+    assert set(found) == {7, 8} and all(c.by_seq for c in found.values())
+    assert found[7].wait_ns == (50_000, 0)
+
+
+# ---- the command ----
+
+def test_ranks_json_lists_ranks_in_order(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    straggler_job(tmp_path, slow=1)
+    assert main(["ranks", str(tmp_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["rank"] for r in doc] == [0, 1, 2, 3]
+    for r in doc:
+        for key in ("path", "device", "span_us", "comm_us", "compute_us", "overlap_us",
+                    "idle_us", "memcpy_us", "memset_us", "regions"):
+            assert key in r
+        assert list(r["regions"])[0] == "attn_fwd"  # attention regions first
+    assert doc[1]["collective_wait_us"] == 0 and doc[0]["collective_wait_us"] == 600
+    assert main(["ranks", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "rank 1 is the slowest in 3 of 3 steps" in out
+
+
+# ---- the real 8-rank job ----
+
+@pytest.mark.skipif(not DLRM.is_dir(), reason="real traces not present")
+def test_real_dlrm_job(capsys: pytest.CaptureFixture[str]) -> None:
+    paths = sorted(str(p) for p in DLRM.glob("*.json"))
+    assert group_paths(paths) == [paths]
+    job = load_job(paths, _load)
+    assert [r.rank for r in job.ranks] == list(range(8))
+    a = AnalysedTrace(job.trace)
+    singles = [_load(p) for p in paths]
+    assert len(job.trace) == sum(len(t) for t in singles)
+    assert a.links.orphans.shape[0] == sum(AnalysedTrace(t).links.orphans.shape[0]
+                                           for t in singles)
+    report = job_report(job, a)
+    for row, single in zip(report.ranks, singles, strict=True):
+        assert {k: row[k] for k in ("comm_us", "compute_us", "idle_us")} == \
+            {k: gpu_breakdown(single)[k] for k in ("comm_us", "compute_us", "idle_us")}
+        gpu = np.flatnonzero(np.isin(single.kind, [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET]))
+        ticks = _brute(list(zip((single.ts_ns[gpu] // 1000).tolist(),
+                                ((single.ts_ns[gpu] + single.dur_ns[gpu]) // 1000).tolist(),
+                                strict=True)))
+        assert row["span_us"] - row["idle_us"] == len(ticks)  # whole-µs trace: exact
+        assert row["comm_us"] > 0 and row["device"] == f"GPU {row['rank']}"
+    assert len(report.collectives) == 8
+    assert all(-1 not in c.rows for c in report.collectives)
+    assert main(["ranks", str(DLRM), "--json"]) == 0
+    assert [r["rank"] for r in json.loads(capsys.readouterr().out)] == list(range(8))
