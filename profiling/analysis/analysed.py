@@ -16,12 +16,20 @@ stored with the trace's sidecar index and handed back through ``parts``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
+from profiling.analysis import analysis_store
+from profiling.analysis.analysis_parts import CODECS, decode_instances, encode_instances
 from profiling.analysis.attention_regions import attention_regions, region_instances
+from profiling.analysis.chains import (
+    InstanceLaunches,
+    LaunchChains,
+    instance_launches,
+    launch_chains,
+)
 from profiling.analysis.copies import CopyStats, copy_stats
 from profiling.analysis.key_averages import KeyAverages, key_averages
 from profiling.analysis.launch_chain import Launch, launch_chain
@@ -62,11 +70,11 @@ class part(Generic[T]):  # noqa: N801 - used as a decorator, like functools.cach
             return cache[self.name]
         with obj._lock_for(self.name):  # type: ignore[attr-defined]
             if self.name not in cache:
-                cache[self.name] = self.build(obj)
+                cache[self.name] = obj._stored_or_built(self.name, self.build)  # type: ignore[attr-defined]
             return cache[self.name]
 
 
-PARTS = ("ops", "links", "regions", "attention_regions", "key_averages", "copies")
+PARTS = ("ops", "links", "regions", "attention_regions", "key_averages", "copies", "chains")
 """The parts an ``AnalysedTrace`` builds (``parts`` accepts any of them ready-made)."""
 
 
@@ -82,7 +90,23 @@ class AnalysedTrace:
         self._locks: dict[str, threading.Lock] = {}
         self._instances: dict[str, list[RegionInstance]] = {}
         self._launches: dict[int, tuple[Launch, ...]] = {}
+        self._gpu_rows: dict[int, np.ndarray] = {}
         self.__dict__.update(parts)
+
+    def _stored_or_built(self, name: str, build: Callable[[Any], Any]) -> Any:
+        """Part ``name`` from the trace's index (``analysis_store``) if a current copy
+        is there, else built, then stored for the next open (best effort)."""
+        encode, decode = CODECS[name]
+        stored = analysis_store.load(self.trace, name)
+        if stored is not None:
+            try:
+                return decode(self.trace, *stored)
+            except (KeyError, ValueError, TypeError, IndexError):
+                pass  # a damaged or foreign copy: rebuilt and rewritten below
+        value = build(self)
+        if analysis_store.available(self.trace):
+            analysis_store.save(self.trace, name, *encode(value))
+        return value
 
     def _lock_for(self, name: str) -> threading.Lock:
         with self._guard:
@@ -124,6 +148,11 @@ class AnalysedTrace:
         """Memcpy/Memset names with counts, launchers and regions (``stats``)."""
         return copy_stats(self.trace, self.links, self.regions)
 
+    @part
+    def chains(self) -> LaunchChains:
+        """Every GPU event's ops around its launch, innermost first (``chains``)."""
+        return launch_chains(self.trace, self.links, self.ops)
+
     # ---- per region and per instance (cached by key) ----
 
     def instances(self, region: str) -> list[RegionInstance]:
@@ -133,22 +162,54 @@ class AnalysedTrace:
             with self._lock_for("instances"):
                 found = self._instances.get(region)
                 if found is None:
-                    found = region_instances(self.trace, self.links, self.regions, region)
+                    found = self.regions.select(region) or self._op_instances(region)
                     self._instances[region] = found
+        return found
+
+    def _op_instances(self, region: str) -> list[RegionInstance]:
+        """Instances of a region that is not an annotation (an attention op, or the
+        sites of attention kernels): stored with the index like the parts."""
+        part_name = f"instances:{region}"
+        stored = analysis_store.load(self.trace, part_name)
+        if stored is not None:
+            try:
+                return decode_instances(self.trace, stored[0])
+            except (KeyError, ValueError, TypeError, IndexError):
+                pass
+        found = region_instances(self.trace, self.links, self.regions, region)
+        if analysis_store.available(self.trace):
+            analysis_store.save(self.trace, part_name, encode_instances(found))
         return found
 
     def gpu_rows(self, inst: RegionInstance) -> np.ndarray:
         """The instance's GPU events, in GPU start order."""
-        return inst.gpu_rows(self.trace, self.links)
+        found = self._gpu_rows.get(inst.row)
+        if found is None:
+            found = self._gpu_rows[inst.row] = inst.gpu_rows(self.trace, self.links)
+        return found
+
+    def launch_batch(self, instances: Sequence[RegionInstance]) -> InstanceLaunches:
+        """GPU rows and launch chains of many instances, computed for all at once
+        (``chains.instance_launches``); ``launches``/``gpu_rows`` of each are then
+        answered from it without another pass."""
+        batch = instance_launches(self.trace, self.links, self.chains, instances)
+        ptr, rows, cptr, chain = (batch.inst_ptr.tolist(), batch.rows,
+                                  batch.chain_ptr.tolist(), batch.chain.tolist())
+        row_list = rows.tolist()
+        for k, inst in enumerate(instances):
+            a, b = ptr[k], ptr[k + 1]
+            if inst.row not in self._launches:
+                self._gpu_rows[inst.row] = rows[a:b]
+                self._launches[inst.row] = tuple(
+                    Launch(row_list[j], tuple(chain[cptr[j]:cptr[j + 1]])) for j in range(a, b))
+        return batch
 
     def launches(self, inst: RegionInstance) -> tuple[Launch, ...]:
         """The instance's GPU events with their launch chains inside it, in GPU order."""
         found = self._launches.get(inst.row)
         if found is None:
-            links, ops = self.links, self.ops
-            found = tuple(Launch(g, launch_chain(self.trace, links, ops, g, inst.row))
-                          for g in self.gpu_rows(inst).tolist())
-            self._launches[inst.row] = found  # a race computes it twice, harmlessly
+            self.launch_batch([inst])  # a race computes it twice, harmlessly
+            found = self._launches[inst.row]
         return found
 
     def launch_chain(self, gpu_row: int, within: int = -1) -> tuple[int, ...]:

@@ -55,7 +55,7 @@ MIN_CACHE_BYTES = 4 << 20
 """Smaller traces load faster than the cache is checked; they are not cached."""
 
 __all__ = ["GZIP_TEXT", "LOADER_VERSION", "MIN_CACHE_BYTES", "SUFFIX", "cache_dirs",
-           "cache_key", "identity", "read_cache", "write_cache"]
+           "cache_key", "identity", "index_of", "read_cache", "write_cache"]
 
 _COLUMNS = (
     "ts_ns", "dur_ns", "name_id", "cat_id", "kind", "ph", "lane", "depth",
@@ -169,8 +169,20 @@ def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta, Path] | N
             remove_entry(folder)  # out of the way of the rebuilt one (which would keep it)
             continue
         touch(folder)
+        _set_index(trace, folder, meta.key)
         return trace, meta, folder
     return None
+
+
+def index_of(trace: Trace) -> tuple[Path, str] | None:
+    """The index folder a loaded trace was read from or written to, and its key; None
+    for a trace with no index (small, ``--no-cache``, built in memory).  The analysis
+    keeps its results there (``profiling.analysis.analysis_store``)."""
+    return cast("tuple[Path, str] | None", getattr(trace, "_index_entry", None))
+
+
+def _set_index(trace: Trace, folder: Path, key: str) -> None:
+    object.__setattr__(trace, "_index_entry", (folder, key))
 
 
 _DTYPES = {
@@ -264,6 +276,7 @@ def write_cache(trace: Trace, path: Path, spans: list[tuple[int, int]],
         written = _write_folder(folder, trace, meta, info, gzip_text)
         if written is None:
             continue
+        _set_index(trace, written, key)
         if folder.parent == cache_root():
             evict(folder, path_prefix(Path(info.trace)) + "-")
         return written

@@ -95,14 +95,18 @@ def touch(folder: Path) -> None:
         pass  # a read-only cache still serves reads
 
 
-def folder_bytes(folder: Path) -> int:
-    """Bytes of the files directly in ``folder`` (an index has no subfolders)."""
+def folder_bytes(folder: Path, depth: int = 1) -> int:
+    """Bytes of the files in ``folder`` and in its subfolders ``depth`` levels down
+    (an index keeps its analysis results one level down, ``analysis_store``)."""
     total = 0
     try:
         with os.scandir(folder) as it:
             for item in it:
                 try:
-                    total += item.stat(follow_symlinks=False).st_size
+                    if depth > 0 and item.is_dir(follow_symlinks=False):
+                        total += folder_bytes(Path(item.path), depth - 1)
+                    else:
+                        total += item.stat(follow_symlinks=False).st_size
                 except OSError:
                     pass
     except OSError:

@@ -1,0 +1,134 @@
+"""Each ``AnalysedTrace`` part as arrays + JSON and back (``analysis_store`` keeps them).
+
+The parts are plain data already; this module only names their arrays and puts
+the few Python values (names, the op table's rows) in JSON.  ``decode`` rebuilds
+objects equal to the ones computed (tests compare them field by field); region
+names are not stored, they are the trace's own strings at the instance's row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from profiling.analysis.chains import LaunchChains
+from profiling.analysis.copies import CopyStats
+from profiling.analysis.key_averages import KeyAverage, KeyAverages
+from profiling.analysis.links import Links, OpTree
+from profiling.analysis.nesting import Nesting
+from profiling.analysis.regions import RegionInstance, Regions, group_name
+from profiling.trace.model import Trace
+
+Arrays = dict[str, np.ndarray]
+
+_INSTANCE_INTS = tuple(f.name for f in dataclasses.fields(RegionInstance)
+                       if f.name not in ("name", "group"))
+"""The integer fields of ``RegionInstance``, the columns of a stored instance table."""
+_KEY_AVERAGE_FIELDS = tuple(f.name for f in dataclasses.fields(KeyAverage))
+_LINK_FIELDS = tuple(f.name for f in dataclasses.fields(Links))
+
+
+def encode_instances(instances: list[RegionInstance]) -> Arrays:
+    table = np.array([[getattr(i, f) for f in _INSTANCE_INTS] for i in instances],
+                     dtype=np.int64).reshape(len(instances), len(_INSTANCE_INTS))
+    return {"instances": table}
+
+
+def decode_instances(trace: Trace, arrays: Arrays) -> list[RegionInstance]:
+    table = arrays["instances"]
+    if table.ndim != 2 or table.shape[1] != len(_INSTANCE_INTS):
+        raise ValueError("instance table of the wrong shape")
+    row_col = _INSTANCE_INTS.index("row")
+    strings, name_id = trace.strings, trace.name_id
+    out = []
+    for values in table.tolist():
+        name = strings[int(name_id[values[row_col]])]
+        out.append(RegionInstance(name, group_name(name), *values))
+    return out
+
+
+def _encode_ops(ops: OpTree) -> tuple[Arrays, Any]:
+    n = ops.nesting
+    return {"rows": ops.rows, "parent": n.parent, "stop": n.stop, "depth": n.depth}, None
+
+
+def _decode_ops(trace: Trace, arrays: Arrays, doc: Any) -> OpTree:
+    return OpTree(arrays["rows"], Nesting(arrays["parent"], arrays["stop"], arrays["depth"]))
+
+
+def _encode_links(links: Links) -> tuple[Arrays, Any]:
+    return {f: getattr(links, f) for f in _LINK_FIELDS}, None
+
+
+def _decode_links(trace: Trace, arrays: Arrays, doc: Any) -> Links:
+    if any(arrays[f].shape[0] != len(trace) for f in ("launch", "op", "source")):
+        raise ValueError("links of another trace")
+    return Links(**{f: arrays[f] for f in _LINK_FIELDS})
+
+
+def _encode_regions(regions: Regions) -> tuple[Arrays, Any]:
+    return encode_instances(regions.instances), None
+
+
+def _decode_regions(trace: Trace, arrays: Arrays, doc: Any) -> Regions:
+    return Regions(decode_instances(trace, arrays))
+
+
+def _encode_names(names: tuple[str, ...]) -> tuple[Arrays, Any]:
+    return {}, list(names)
+
+
+def _decode_names(trace: Trace, arrays: Arrays, doc: Any) -> tuple[str, ...]:
+    return tuple(str(n) for n in doc)
+
+
+def _encode_key_averages(ka: KeyAverages) -> tuple[Arrays, Any]:
+    rows = [[getattr(r, f) for f in _KEY_AVERAGE_FIELDS] for r in ka.rows]
+    return {}, {"rows": rows, "self_cpu_time_total": ka.self_cpu_time_total,
+                "self_device_time_total": ka.self_device_time_total,
+                "has_device_time": ka.has_device_time}
+
+
+def _decode_key_averages(trace: Trace, arrays: Arrays, doc: Any) -> KeyAverages:
+    rows = [KeyAverage(**dict(zip(_KEY_AVERAGE_FIELDS, r, strict=True))) for r in doc["rows"]]
+    # Totals keep the type they were computed with (an empty sum is int 0): JSON prints it.
+    return KeyAverages(rows, doc["self_cpu_time_total"], doc["self_device_time_total"],
+                       bool(doc["has_device_time"]))
+
+
+def _encode_copies(copies: list[CopyStats]) -> tuple[Arrays, Any]:
+    docs = [{"name": c.name, "kind": c.kind, "count": c.count, "total_us": c.total_us,
+             "launched_by": c.launched_by, "regions": c.regions} for c in copies]
+    rows = [np.asarray(c.rows, dtype=np.int64) for c in copies]
+    ptr = np.concatenate(([0], np.cumsum([r.shape[0] for r in rows]))).astype(np.int64)
+    flat = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    return {"ptr": ptr, "rows": flat}, docs
+
+
+def _decode_copies(trace: Trace, arrays: Arrays, doc: Any) -> list[CopyStats]:
+    ptr, rows = arrays["ptr"], arrays["rows"]
+    return [CopyStats(**d, rows=rows[int(ptr[i]) : int(ptr[i + 1])]) for i, d in enumerate(doc)]
+
+
+def _encode_chains(chains: LaunchChains) -> tuple[Arrays, Any]:
+    return {"gpu": chains.gpu, "ptr": chains.ptr, "ops": chains.ops}, None
+
+
+def _decode_chains(trace: Trace, arrays: Arrays, doc: Any) -> LaunchChains:
+    return LaunchChains(arrays["gpu"], arrays["ptr"], arrays["ops"])
+
+
+CODECS: dict[str, tuple[Callable[[Any], tuple[Arrays, Any]],
+                        Callable[[Trace, Arrays, Any], Any]]] = {
+    "ops": (_encode_ops, _decode_ops),
+    "links": (_encode_links, _decode_links),
+    "regions": (_encode_regions, _decode_regions),
+    "attention_regions": (_encode_names, _decode_names),
+    "key_averages": (_encode_key_averages, _decode_key_averages),
+    "copies": (_encode_copies, _decode_copies),
+    "chains": (_encode_chains, _decode_chains),
+}
+"""Part name -> (encode(value) -> (arrays, json), decode(trace, arrays, json) -> value)."""

@@ -1,0 +1,122 @@
+"""Analysis results kept with the trace's index, so a reopen maps them instead of
+recomputing them.
+
+Every command and view needs the same parts of ``AnalysedTrace`` (the op tree,
+the links, the regions and their instances, the op table, the launch chains):
+on a 1 GB trace they cost seconds, on every open.  Once a part is computed it is
+written into the trace's index entry (``profiling.trace.cache``: the user cache
+folder, or beside the trace with ``ATTN_TUI_CACHE=beside``), one subfolder per
+part, ``analysis-<ANALYSIS_VERSION>-<part>``, holding its arrays as ``.npy``
+files and a ``part.json`` with the rest.  A reopen maps the arrays
+(``mmap_mode="r"``) and decodes the small JSON.
+
+Never stale: ``part.json`` carries the index's key (which hashes the trace's
+size, mtime, first and last MiB and ``LOADER_VERSION``) and ``ANALYSIS_VERSION``
+(in the key and the folder's name); a part whose key differs is ignored and
+rewritten.  Never fatal: a part that cannot be read is recomputed, one that
+cannot be written is not.  Atomic: a part is written into a temp folder, then
+renamed into place; of two writers one wins.  A trace with no index (small,
+``--no-cache``, built in memory) has no store: everything is computed, as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from profiling.trace.cache import index_of
+from profiling.trace.cache_store import TMP_PREFIX, cap_bytes, folder_bytes
+from profiling.trace.model import Trace
+
+ANALYSIS_VERSION = 1
+"""Bump when an analysis part changes what it computes or how it is stored
+(``tests/test_analysis_store_version.py`` holds a fingerprint per version)."""
+
+PART_PREFIX = f"analysis-{ANALYSIS_VERSION}-"
+PART_FILE = "part.json"
+
+
+class StoredPart(msgspec.Struct):
+    """``part.json``: which index and version the part belongs to, and its JSON half."""
+
+    key: str
+    doc: Any = None
+
+
+def part_folder_name(part: str) -> str:
+    """The subfolder of a part; region names (any text) are hashed into the name."""
+    if part.replace("_", "").isalnum():
+        return PART_PREFIX + part
+    digest = hashlib.sha256(part.encode("utf-8", "surrogateescape")).hexdigest()
+    return PART_PREFIX + "h" + digest[:24]
+
+
+def _store_key(index_key: str) -> str:
+    return f"{index_key}:analysis-{ANALYSIS_VERSION}"
+
+
+def available(trace: Trace) -> bool:
+    """Whether ``trace`` has an index to keep analysis results in."""
+    return index_of(trace) is not None and not os.environ.get("ATTN_TUI_NO_ANALYSIS_STORE")
+
+
+def load(trace: Trace, part: str) -> tuple[dict[str, np.ndarray], Any] | None:
+    """The stored arrays (mapped, read-only) and JSON of ``part``, or None if there is
+    no current copy.  A damaged copy is removed (it is rewritten once recomputed)."""
+    found = index_of(trace)
+    if found is None or os.environ.get("ATTN_TUI_NO_ANALYSIS_STORE"):
+        return None
+    folder, index_key = found
+    where = folder / part_folder_name(part)
+    try:
+        stored = msgspec.json.decode((where / PART_FILE).read_bytes(), type=StoredPart)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if stored.key != _store_key(index_key):
+        return None
+    try:
+        arrays = {p.name[:-4]: np.load(p, mmap_mode="r", allow_pickle=False).view(np.ndarray)
+                  for p in where.iterdir() if p.name.endswith(".npy")}
+    except Exception:  # numpy's header parser alone raises half a dozen types
+        shutil.rmtree(where, ignore_errors=True)
+        return None
+    return arrays, stored.doc
+
+
+def save(trace: Trace, part: str, arrays: dict[str, np.ndarray], doc: Any = None) -> bool:
+    """Write ``part`` into the trace's index entry (atomically); False if it has none
+    or the write failed (never raised: the result is already in memory)."""
+    found = index_of(trace)
+    if found is None or os.environ.get("ATTN_TUI_NO_ANALYSIS_STORE"):
+        return False
+    folder, index_key = found
+    where = folder / part_folder_name(part)
+    tmp: Path | None = None
+    try:
+        size = sum(int(a.nbytes) for a in arrays.values())
+        if not folder.is_dir() or folder_bytes(folder) + size > cap_bytes():
+            return False
+        tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=folder))
+        for name, array in arrays.items():
+            np.save(tmp / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
+        (tmp / PART_FILE).write_bytes(msgspec.json.encode(StoredPart(_store_key(index_key), doc)))
+        try:
+            os.rename(tmp, where)
+        except OSError:  # there already: another writer's, or a stale one
+            if load(trace, part) is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+                return True
+            shutil.rmtree(where, ignore_errors=True)
+            os.rename(tmp, where)
+        return True
+    except (OSError, TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return False

@@ -1,0 +1,178 @@
+"""Analysis results stored with the index: a reopen maps them instead of recomputing,
+gives exactly what a fresh computation gives, and never reads a stale copy."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from profiling.analysis import analysed as analysed_module
+from profiling.analysis import analysis_store
+from profiling.analysis.analysed import PARTS, AnalysedTrace
+from profiling.analysis.chains import instance_launches
+from profiling.analysis.launch_chain import launch_chain
+from profiling.trace.cache import cache_dirs, index_of
+from profiling.trace.loader import load_trace
+from tests.conftest import SAMPLE_TRACES, real_trace_files
+from tests.test_trace_cache import cache_itself, many_events
+
+TRACES = sorted(SAMPLE_TRACES.glob("*.json.gz")) + real_trace_files()
+
+
+def same(a: Any, b: Any, where: str = "") -> None:
+    """Deep equality that also compares numpy arrays (values and dtypes)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype and np.array_equal(a, b), where
+    elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), where
+        for f in dataclasses.fields(a):
+            same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+    elif isinstance(a, dict):
+        assert type(b) is dict and list(a) == list(b), where
+        for k in a:
+            same(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b and type(a) is type(b), where
+
+
+def all_parts(a: AnalysedTrace) -> dict[str, Any]:
+    parts = {name: getattr(a, name) for name in PARTS}
+    for region in a.attention_regions:
+        parts[f"instances:{region}"] = a.instances(region)
+    return parts
+
+
+def builders_counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count calls of every function an ``AnalysedTrace`` part is built by."""
+    calls: dict[str, int] = {}
+    for name in ("link_gpu_events", "find_regions", "attention_regions", "key_averages",
+                 "copy_stats", "launch_chains", "region_instances"):
+        real = getattr(analysed_module, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            calls[_name] = calls.get(_name, 0) + 1
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(analysed_module, name, counted)
+    real_of = analysed_module.OpTree.of
+
+    def of(trace: Any) -> Any:
+        calls["OpTree.of"] = calls.get("OpTree.of", 0) + 1
+        return real_of(trace)
+
+    monkeypatch.setattr(analysed_module.OpTree, "of", staticmethod(of))
+    return calls
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_reopen_gives_what_a_fresh_computation_gives(path: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    fresh = all_parts(AnalysedTrace(load_trace(path, use_cache=False)))
+    first = AnalysedTrace(load_trace(path, min_cache_bytes=0))
+    assert index_of(first.trace) is not None
+    same(all_parts(first), fresh, "first")
+    calls = builders_counted(monkeypatch)
+    reopened = AnalysedTrace(load_trace(path, min_cache_bytes=0))
+    same(all_parts(reopened), fresh, "reopened")
+    assert calls == {}, f"a reopen rebuilt {calls}"
+
+
+def test_reopen_does_not_call_the_builders(write_trace, tmp_path, monkeypatch):
+    """The builder counter can fail: a first open calls every builder once."""
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = SAMPLE_TRACES / "sdpa_flash.json.gz"
+    calls = builders_counted(monkeypatch)
+    all_parts(AnalysedTrace(load_trace(path, min_cache_bytes=0)))
+    assert calls == {"OpTree.of": 1, "link_gpu_events": 1, "find_regions": 1,
+                     "attention_regions": 1, "key_averages": 1, "copy_stats": 1,
+                     "launch_chains": 1}
+    calls.clear()
+    a = AnalysedTrace(load_trace(path, min_cache_bytes=0))
+    all_parts(a)
+    a.instances("aten::scaled_dot_product_attention")  # not an annotation: stored apart
+    assert calls == {"region_instances": 1}
+    calls.clear()
+    AnalysedTrace(load_trace(path, min_cache_bytes=0)).instances(
+        "aten::scaled_dot_product_attention")
+    assert calls == {}
+
+
+@cache_itself
+def test_no_index_no_store(write_trace, tmp_path, monkeypatch):
+    """``--no-cache`` and small traces: nothing is written, everything computed."""
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = write_trace(many_events(3))
+    for trace in (load_trace(path), load_trace(path, use_cache=False, min_cache_bytes=0)):
+        assert index_of(trace) is None
+        all_parts(AnalysedTrace(trace))
+    assert not (tmp_path / "cache").exists()
+
+
+def parts_in(trace_path: Path) -> list[str]:
+    return sorted(p.name for p in cache_dirs(trace_path)[0].iterdir() if p.is_dir())
+
+
+def test_beside_keeps_the_parts_beside(write_trace, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ATTN_TUI_CACHE", "beside")
+    path = write_trace(many_events(3))
+    assert AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions is not None
+    folder = path.with_name(path.name + ".attn-tui-cache")
+    assert (folder / f"analysis-{analysis_store.ANALYSIS_VERSION}-regions" / "part.json").is_file()
+
+
+def test_a_stale_or_damaged_part_is_never_read(write_trace, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = write_trace(many_events(5))
+    want = AnalysedTrace(load_trace(path, use_cache=False)).regions
+    assert AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions is not None
+    part = cache_dirs(path)[0] / f"analysis-{analysis_store.ANALYSIS_VERSION}-regions"
+    # Another analysis version's key: ignored, recomputed and replaced.
+    doc = json.loads((part / "part.json").read_bytes())
+    (part / "part.json").write_text(json.dumps(dict(doc, key=doc["key"] + "-other")))
+    calls = builders_counted(monkeypatch)
+    same(AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions, want)
+    assert calls.get("find_regions") == 1
+    # A damaged array: recomputed, never fatal.
+    table = part / "instances.npy"
+    table.write_bytes(table.read_bytes()[:40])
+    same(AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions, want)
+    assert calls.get("find_regions") == 2
+    calls.clear()
+    same(AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions, want)
+    assert calls == {}
+
+
+def test_an_unwritable_index_only_costs_the_store(write_trace, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ATTN_TUI_CACHE_MAX", "1")  # every part is over the cap
+    path = write_trace(many_events(3))
+    a = AnalysedTrace(load_trace(path, min_cache_bytes=0))
+    same(all_parts(a), all_parts(AnalysedTrace(load_trace(path, use_cache=False))))
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_batched_chains_equal_the_walk(path: Path):
+    """``chains.instance_launches`` cuts every chain where ``launch_chain`` stops."""
+    a = AnalysedTrace(load_trace(path, use_cache=False))
+    instances = list(a.regions.instances)
+    for region in a.attention_regions:
+        instances += [i for i in a.instances(region) if i.row not in {j.row for j in instances}]
+    batch = instance_launches(a.trace, a.links, a.chains, instances)
+    for k, inst in enumerate(instances[:400]):
+        lo, hi = int(batch.inst_ptr[k]), int(batch.inst_ptr[k + 1])
+        assert batch.rows[lo:hi].tolist() == inst.gpu_rows(a.trace, a.links).tolist()
+        for j in range(lo, hi):
+            want = launch_chain(a.trace, a.links, a.ops, int(batch.rows[j]), inst.row)
+            assert batch.chain_of(j) == want
