@@ -13,6 +13,7 @@ from textual.dom import DOMNode
 from tui import keymap
 from tui.app import VIEW_WIDGETS, AttnTuiApp
 from tui.screens.help import help_text
+from tui.screens.picker import PickerApp
 from tui.widgets import details
 from tui.widgets.compare_view import CompareView
 
@@ -22,6 +23,7 @@ TARGETS: dict[str, tuple[type, ...]] = {
     **{view: (cls,) for view, cls in VIEW_WIDGETS.items()},
 }  # fmt: skip
 TARGETS["details"] += (details.Details,)  # the panel's own scroll keys
+TARGETS["picker"] = (PickerApp,)  # attn-tui open with no PATH
 
 
 def test_readme_block_is_made_from_the_keymap():

@@ -28,6 +28,7 @@ from tui.screenshot import save_svg
 from tui.session import load_session
 from tui.themes import DARK, LIGHT, THEMES, default_theme
 from tui.widgets.compare_view import CompareView
+from tui.widgets.diff_view import DiffView
 from tui.widgets.findings_view import FindingsView
 from tui.widgets.fit_footer import FitFooter
 from tui.widgets.ops_view import OpsView
@@ -39,7 +40,7 @@ from tui.widgets.trace_pane import VIEWS, Loader, TracePane
 
 VIEW_WIDGETS: dict[str, type] = {
     "timeline": Timeline, "details": TimelineView, "regions": RegionsView, "ops": OpsView,
-    "findings": FindingsView, "range": RangePanel,
+    "findings": FindingsView, "range": RangePanel, "diff": DiffView,
 }  # fmt: skip
 """The widget that runs each key map view's actions (``tui.keymap``)."""
 VIEW_OF = {"details": "timeline", "range": "timeline"}
@@ -95,6 +96,8 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
             if len(self.paths) > 1:
                 with TabPane(Content("4 Compare"), id="compare"):
                     yield CompareView(id="compare-view")
+                with TabPane(Content("7 Diff"), id="diff"):
+                    yield DiffView(id="diff-view")
         yield FitFooter(compact=True)
 
     def on_mount(self) -> None:
@@ -145,11 +148,18 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
             compare = self.query_one(CompareView)
             compare.update_from(self.panes)
             self.call_after_refresh(compare.focus_view)
+        elif event.pane.id == "diff":
+            diff = self.query_one(DiffView)
+            diff.update_from(self.panes)
+            self.call_after_refresh(diff.focus_view)
 
     def on_trace_pane_settled(self, message: TracePane.Settled) -> None:
         compare = self.query(CompareView)
         if compare and compare.first().state != "idle":  # shown once: keep it current
             compare.first().update_from(self.panes)
+        diff = self.query(DiffView)
+        if diff and diff.first().state != "idle":
+            diff.first().update_from(self.panes)
 
     # ---- actions ----
 
@@ -170,6 +180,13 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
             )
             return
         self._switch_tab("compare")
+
+    def action_diff(self) -> None:
+        if len(self.paths) < 2:
+            self.notify("Diff needs two or more traces: attn-tui open A.json B.json ...",
+                        severity="warning", timeout=5)
+            return
+        self._switch_tab("diff")
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

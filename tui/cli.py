@@ -70,6 +70,7 @@ DEBUG_HELP = "show the traceback of an error (works before or after the subcomma
 PATHS_HELP = ("a trace (.json or .json.gz), or a folder of traces (a capture folder opens "
               "in its manifest's order); key_averages oracles and manifests are skipped")
 PATH_HELP = "a trace (.json or .json.gz), or a folder holding one trace"
+OPEN_PATHS_HELP = PATHS_HELP + "; none: pick from the traces in the current folder"
 
 
 SORT_KEYS = (
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     _capture_parser(sub)
 
     p = sub.add_parser("open", help="browse traces in the terminal (the TUI)")
-    p.add_argument("paths", nargs="+", metavar="PATH", help=PATHS_HELP)
+    p.add_argument("paths", nargs="*", metavar="PATH", help=OPEN_PATHS_HELP)
     p.add_argument(
         "--screenshot-dir", metavar="DIR",
         help="folder for ctrl+s screenshots (default: $ATTN_TUI_SCREENSHOT_DIR, else here)",

@@ -241,7 +241,7 @@ def resolve_args(args: Any, command: str) -> None:
 
         print(f"attn-tui {command}: {visible(line)}", file=sys.stderr)
 
-    if isinstance(getattr(args, "paths", None), list):
+    if isinstance(getattr(args, "paths", None), list) and args.paths:  # none: open's picker
         args.paths = resolve_paths([os.fspath(p) for p in args.paths], say, many=True)
     elif isinstance(getattr(args, "path", None), str):
         (args.path,) = resolve_paths([args.path], say, many=False)

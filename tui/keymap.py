@@ -52,13 +52,16 @@ SECTIONS: dict[str, str] = {
     "ops": "Ops (3)",
     "compare": "Compare (4)",
     "findings": "Findings (5)",
+    "diff": "Diff (7, two or more files)",
+    "picker": "Picker (attn-tui open with no PATH: the folder's traces)",
 }
 """View id -> its heading in the help and the README (and its palette prefix)."""
 
 PALETTE_PREFIX = {
     "app": "", "timeline": "Timeline", "details": "Details", "range": "Range", "regions": "Regions",
     "ops": "Ops",
-    "compare": "Compare", "findings": "Findings",
+    "compare": "Compare", "findings": "Findings", "diff": "Diff",
+    "picker": "Picker",
 }  # fmt: skip
 
 _APP = (
@@ -71,6 +74,9 @@ _APP = (
         "4", "compare", "View: compare"),
     Key("app", "5", "findings: what an expert would point out, with evidence",
         "5", "view('findings')", "View: findings"),
+    Key("app", "7", "diff: the first file's kernels against another's, aligned\n"
+        "(two or more open; not D: shift+d grows the range)",
+        "7", "diff", "View: diff"),
     Key("app", "/", "search event names (substring; re:<regex> for a regex)",
         "slash", "search", "Search event names", True, "/",
         short="Search"),
@@ -224,8 +230,33 @@ _FINDINGS = (
     Key("findings", "esc", "back to the findings", "escape", "up", "Back to the findings"),
 )
 
+_DIFF = (
+    Key("diff", "lanes", "A (the first file) above B on A's time axis; B's matched\n"
+        "kernels snapped under A's; - only in A, + only in B"),
+    Key("diff", "↑ / ↓", "move in the table; the lanes mark the row's kernels"),
+    Key("diff", "⏎ / z", "show the row's kernel on its own file's timeline\n"
+        "(A's; B's for a + row)", "z", "jump", "Show on timeline", True, "z", palette=False),
+    Key("diff", "[ / ]", "with three or more files: the file set against the first"),
+    Key("diff", "[", "previous file to diff", "left_square_bracket", "other(-1)",
+        "Previous file to diff", palette=False, in_help=False),
+    Key("diff", "]", "next file to diff", "right_square_bracket", "other(1)",
+        "Next file to diff", palette=False, in_help=False),
+)
+
+_PICKER = (
+    Key("picker", "↑ / ↓", "move in the list (newest first: size, variant, device)"),
+    Key("picker", "space", "mark / unmark a trace (several open together)"),
+    Key("picker", "a", "mark every trace, or none", "a", "toggle_all", "Mark all / none",
+        True, "a", palette=False),
+    Key("picker", "⏎", "open the marked traces (none marked: the highlighted)",
+        "enter", "open", "Open", True, "⏎", priority=True, palette=False),
+    Key("picker", "q / esc", "leave without opening anything", "q,escape", "cancel", "Quit",
+        True, "q", palette=False),
+)
+
 KEYS: tuple[Key, ...] = (
-    _APP + _TIMELINE + _DETAILS + _RANGE + _REGIONS + _OPS + _COMPARE + _FINDINGS
+    _APP + _TIMELINE + _DETAILS + _RANGE + _REGIONS + _OPS + _COMPARE + _FINDINGS + _DIFF
+    + _PICKER
 )
 
 

@@ -1,5 +1,8 @@
 """``attn-tui open PATH [PATH ...]``: the Textual app (never imports torch).
 
+With no PATH, the traces of the current folder are listed to pick from first
+(``tui.commands.open_picker``).
+
 When no file loads (a text file, a missing one) there is nothing to browse: the
 errors go to stderr and the exit status is 2, as in the headless commands, and
 the app does not start at all when the loads fail at once (``SETTLE_S``).  If
@@ -25,6 +28,13 @@ may take longer, so the wait is capped."""
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.paths:
+        from tui.commands.open_picker import pick
+
+        chosen = pick(os.curdir)
+        if not chosen:
+            return 0  # left the picker without choosing
+        args.paths = chosen
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing and len(missing) == len(args.paths):
         raise AttnTuiError(

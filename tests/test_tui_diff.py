@@ -1,0 +1,156 @@
+"""The Diff view (7): pure layout on synthetic sequences, Pilot tests and one SVG
+snapshot on the GPU sample traces (naive vs in-place is the blog's story: the
+same kernels minus one ``Memcpy DtoD`` under ``aten::masked_fill``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import TabbedContent
+
+from profiling.analysis.instance_kernels import KernelEntry
+from profiling.analysis.kernel_diff import KernelDiff, Side, diff_kernels
+from tui.app import AttnTuiApp
+from tui.diff_data import layout, strip
+from tui.widgets.diff_lanes import DiffLanes
+from tui.widgets.diff_view import DiffView
+
+from .test_tui_compare_findings import wait_for
+from .test_tui_pilot import wait_loaded
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces"
+NAMES = ("naive", "inplace", "sdpa_flash")
+needs_samples = pytest.mark.skipif(
+    not all((SAMPLES / f"{n}.json.gz").exists() for n in NAMES), reason="sample traces absent"
+)
+
+
+def _k(row: int, name: str, start: float, dur: float) -> KernelEntry:
+    kind = "memcpy" if name.startswith("Memcpy") else "kernel"
+    return KernelEntry(row=row, name=name, kind=kind, start_offset_us=start, dur_us=dur,
+                       stream=7, launched_by="aten::op")
+
+
+def _layout(a: list[KernelEntry], b: list[KernelEntry]):
+    side = Side("x", "x", "attn_fwd", 0, 1, 0.0)
+    return layout(KernelDiff(side, side, tuple(diff_kernels(a, b))), a, b, 0, 1)
+
+
+def test_matched_kernels_snap_under_their_partners():
+    # A: k1, copy, k2; B: k1, k2 (B's k2 ran earlier: no copy before it)
+    a = [_k(10, "k1", 0, 10), _k(11, "Memcpy DtoD (Device -> Device)", 10, 5), _k(12, "k2", 20, 10)]
+    b = [_k(50, "k1", 0, 12), _k(51, "k2", 13, 10), _k(52, "extra", 25, 4)]
+    d = _layout(a, b)
+    assert [r.op for r in d.rows] == ["=", "-", "=", "+"]
+    assert d.a_rows == (10, 11, 12, None) and d.b_rows == (50, None, 51, 52)
+    b_k2 = [p for p in d.b_lane if p.index == 2][0]
+    assert b_k2.start_us == 20  # snapped under A's k2, not at its own 13
+    extra = [p for p in d.b_lane if p.glyph == "+"][0]
+    assert extra.start_us == 20 + (25 - 13)  # keeps its distance from the last match
+    assert [p.glyph for p in d.a_lane] == ["█", "-", "▓"]
+    assert d.target(1) == (0, 11) and d.target(3) == (1, 52) and d.target(9) is None
+
+
+def test_strip_keeps_a_short_added_kernel_visible():
+    a = [_k(0, "long", 0, 1000), _k(1, "long2", 1000, 1000)]
+    b = [_k(0, "long", 0, 1000), _k(1, "tiny", 1000, 0.01), _k(2, "long2", 1001, 1000)]
+    d = _layout(a, b)
+    cells = strip(d.b_lane, d.span_us, 20)
+    glyphs = "".join(g for g, _ in cells)
+    assert glyphs.count("+") == 1 and "-" not in glyphs
+    assert len(cells) == 20 and strip(d.b_lane, 0.0, 5) == [("·", None)] * 5
+
+
+def _lines(view: DiffView) -> list[str]:
+    return str(view.query_one(DiffLanes).lanes_text(80)).splitlines()
+
+
+@needs_samples
+async def test_diff_naive_inplace_one_deleted_memcpy_and_jump():
+    paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace")]
+    app = AttnTuiApp(paths, theme="attn-dark")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        view = app.query_one(DiffView)
+        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        assert app.pane is None and view.table.has_focus
+        ops = [r.op for r in view.data.rows]
+        assert ops.count("-") == 1 and ops.count("+") == 0 and set(ops) == {"=", "-"}
+        gone = view.data.rows[ops.index("-")]
+        assert gone.a_name.startswith("Memcpy DtoD")
+        assert "aten::masked_fill" in gone.a_launch_chain
+        cells = [str(c) for c in view.table.get_row_at(ops.index("-"))]
+        assert cells[0] == "-" and "Memcpy DtoD" in cells[1] and cells[3] == ""
+        a_line, b_line, axis = _lines(view)
+        assert a_line.startswith("A naive") and "-" in a_line[13:]
+        assert b_line.startswith("B inplace") and "+" not in b_line and "-" not in b_line[13:]
+        assert axis.strip().startswith("0")
+        # Enter on the '-' row: naive's tab, the Memcpy selected on its timeline
+        for _ in range(ops.index("-")):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.pane is app.panes[0], "naive's tab")
+        await wait_for(pilot, lambda: app.pane.view == "timeline", "the timeline")
+        pane = app.pane
+        assert app.query_one("#files", TabbedContent).active == "file-0"
+        name = pane.session.trace.name(pane.model.selected)
+        assert name.startswith("Memcpy DtoD")
+        assert pane.model.selected == view.data.a_rows[ops.index("-")]
+
+
+@needs_samples
+async def test_diff_three_files_brackets_choose_the_other_and_plus_jumps_to_b():
+    paths = [str(SAMPLES / f"{n}.json.gz") for n in NAMES]
+    app = AttnTuiApp(paths, theme="attn-dark")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        view = app.query_one(DiffView)
+        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        assert view.other == 1 and view.data.diff.b.label == "inplace"
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: view.data is not None and view.other == 2, "2nd diff")
+        assert view.data.diff.b.label == "sdpa_flash"
+        assert "2 of 2" in str(view.query_one("#diff-status").render())
+        ops = [r.op for r in view.data.rows]
+        assert ops.count("+") == 1 and "=" not in ops  # the fused kernel against 7 unfused
+        plus = ops.index("+")
+        for _ in range(plus):
+            await pilot.press("down")
+        await pilot.press("z")
+        await wait_for(pilot, lambda: app.pane is app.panes[2], "sdpa_flash's tab")
+        pane = app.pane
+        assert "flash" in pane.session.trace.name(pane.model.selected)
+        await pilot.press("7")  # back: the same diff, at once
+        await wait_for(pilot, lambda: app.pane is None, "the Diff tab")
+        assert view.other == 2 and view.state == "ready"
+
+
+async def test_diff_needs_two_traces(tmp_path):
+    from tests.fixtures.synthetic import naive_like_doc, write_doc
+
+    path = write_doc(tmp_path / "naive.json", naive_like_doc(2))
+    app = AttnTuiApp([str(path)], theme="attn-dark")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        await pilot.pause()
+        assert not app.query(DiffView)
+        assert any("two or more" in str(n.message) for n in app._notifications)
+
+
+@needs_samples
+def test_snapshot_diff_80x24(snap_compare, monkeypatch):
+    monkeypatch.chdir(SAMPLES)  # relative paths: the tab titles do not depend on the checkout
+    app = AttnTuiApp(["naive.json.gz", "inplace.json.gz"], theme="attn-dark")
+
+    async def ready(pilot) -> None:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        view = app.query_one(DiffView)
+        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        await pilot.press("down", "down", "down")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)

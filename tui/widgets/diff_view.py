@@ -1,0 +1,218 @@
+"""View 7: the first open file's kernels against another's, aligned like ``git diff``.
+
+It lives in its own tab beside the files (it belongs to two of them), like
+Compare.  The region instance of each side is the one ``attn-tui diff`` picks
+(the base's first attention region, each file's median instance); the diff
+runs on a worker thread once both files have loaded, and is kept per other
+file, so ``[`` / ``]`` (with three or more files) switch back instantly.
+Enter (or ``z``) on a row shows its kernel on its own file's timeline: the
+tab switches to that file and the event is selected, as Regions' ``z`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+from textual.worker import Worker, WorkerState
+
+from tui.commands.diff import launch_text
+from tui.diff_data import DiffData, build, other_files, row_chain, table_cells, title, totals_text
+from tui.guard import ReportsErrors
+from tui.keymap import bindings
+from tui.names import visible
+from tui.session import error_line
+from tui.widgets.compare_view import PaneLike
+from tui.widgets.diff_lanes import DiffLanes
+from tui.widgets.regions_view import RegionsView
+
+COLUMNS = ("op", "kernel", "A", "B", "Δ B−A", "launched by")
+NUMERIC = {"A", "B", "Δ B−A"}
+LEGEND = "= both · ≈ other template args · - only A · + only B · ⏎ timeline"
+
+
+class DiffView(ReportsErrors, Vertical):
+    """Status (which instances), the two lanes, the aligned table, the totals."""
+
+    BINDINGS = bindings("diff")
+    DEFAULT_CSS = """
+    DiffView { height: 1fr; }
+    #diff-status { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    #diff-table { height: 1fr; min-height: 3; }
+    #diff-row { height: 1; padding: 0 1; }
+    #diff-totals { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.other = 1  # the file set against the first
+        self.count = 0  # files open
+        self.results: dict[int, DiffData | str] = {}  # per other file: the diff or its error
+        self.state = "idle"  # idle | waiting | running | ready | error
+        self._panes: list[PaneLike] = []
+        self._worker: Worker | None = None
+        self._worker_for = 0  # the other file the running worker diffs
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="diff-status")
+        yield DiffLanes(id="diff-lanes")
+        yield DataTable(id="diff-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="diff-row")
+        yield Static(id="diff-totals")
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#diff-table", DataTable)
+
+    @property
+    def data(self) -> DiffData | None:
+        found = self.results.get(self.other)
+        return found if isinstance(found, DiffData) else None
+
+    def on_mount(self) -> None:
+        for col in COLUMNS:
+            self.table.add_column(Text(col, justify="right" if col in NUMERIC else "left"),
+                                  key=col)
+        self._status(Text("Press 7 to diff the open files.", style="dim"))
+
+    def focus_view(self) -> None:
+        self.table.focus()
+
+    def _status(self, text: Text) -> None:
+        self.query_one("#diff-status", Static).update(text)
+
+    # ---- running the diff ----
+
+    def update_from(self, panes: Sequence[PaneLike]) -> None:
+        """Diff the first file against ``self.other`` once both have loaded."""
+        self._panes = list(panes)
+        if len(panes) != self.count:
+            self.count = len(panes)
+            self.results.clear()
+        self.other = min(max(self.other, 1), max(self.count - 1, 1))
+        if self.count < 2:
+            return
+        if self.other in self.results:
+            self._show()
+            return
+        pair = (panes[0], panes[self.other])
+        waiting = [p for p in pair if p.state == "loading"]
+        if waiting:
+            self.state = "waiting"
+            self._status(Text(f"Waiting for {len(waiting)} of 2 files to load…", style="dim"))
+            return
+        failed = [p for p in pair if p.state != "ready" or p.session is None]
+        if failed:
+            self.results[self.other] = f"{failed[0].path}: {failed[0].error or 'failed to load'}"
+            self._show()
+            return
+        traces = [p.session.analysis for p in pair]  # type: ignore[union-attr]
+        other = self.other
+        self.state = "running"
+        self._status(Text("Aligning the kernel sequences…", style="dim"))
+        self._worker = self.run_worker(
+            lambda: (other, build(traces, 0, 1)), thread=True, exclusive=True,
+            exit_on_error=False, name="diff", group="diff")  # fmt: skip
+        self._worker_for = other
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self._worker:
+            return
+        if event.state == WorkerState.SUCCESS:
+            other, data = event.worker.result  # type: ignore[misc]
+            self.results[other] = _with_files(data, other)
+        elif event.state == WorkerState.ERROR:
+            self.results[self._worker_for] = error_line(event.worker.error or RuntimeError())
+        else:
+            return
+        if self._worker_for == self.other:
+            self._show()
+
+    # ---- showing it ----
+
+    def _show(self) -> None:
+        found = self.results.get(self.other)
+        lanes = self.query_one(DiffLanes)
+        table = self.table
+        table.clear()
+        totals = self.query_one("#diff-totals", Static)
+        if not isinstance(found, DiffData):
+            self.state = "error"
+            self._status(Text(f"diff failed: {visible(found or '')}", style="bold"))
+            lanes.show(None)
+            totals.update("")
+            self._describe(-1)
+            return
+        self.state = "ready"
+        head = Text(visible(title(found)), style="bold")
+        if self.count > 2:
+            head.append(f"\n[ / ] other file: {self.other} of {self.count - 1}", style="dim")
+        self._status(head)
+        room = max(self.app.size.width - 38, 30)  # op, three times, cell padding, scrollbar
+        name_width = room * 11 // 20
+        for i, row in enumerate(found.rows):
+            op, name, a, b, d = table_cells(row, name_width)
+            chain = launch_text(row_chain(row), room - name_width)
+            cells = [Text(op), Text(visible(name)), Text(a, justify="right"),
+                     Text(b, justify="right"), Text(d, justify="right"), Text(visible(chain))]
+            if op in "+-":
+                cells[0].stylize("bold")
+            table.add_row(*cells, key=str(i))
+        lanes.show(found, 0 if found.rows else None)
+        self._describe(0)
+        totals.update(Text(visible(totals_text(found)) + "\n" + LEGEND, no_wrap=True,
+                           overflow="ellipsis"))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.query_one(DiffLanes).select(event.cursor_row)
+        self._describe(event.cursor_row)
+
+    def _describe(self, index: int) -> None:
+        """The row's kernel in full and its whole launch chain (the table cuts both)."""
+        data = self.data
+        line = Text(no_wrap=True, overflow="ellipsis")
+        if data is not None and 0 <= index < len(data.rows):
+            row = data.rows[index]
+            line.append(visible(row.b_name if row.op == "+" else row.a_name or ""), style="bold")
+            line.append(" · " + visible(" › ".join(row_chain(row))), style="dim")
+        self.query_one("#diff-row", Static).update(line)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_jump()
+
+    # ---- actions ----
+
+    def action_other(self, step: int) -> None:
+        """With three or more files: set the first against the next / previous one."""
+        if self.count <= 2:
+            self.notify("[ / ] choose the other file when three or more are open",
+                        timeout=3, markup=False)
+            return
+        choices = other_files(self.count)
+        self.other = choices[(choices.index(self.other) + step) % len(choices)]
+        self.update_from(self._panes)
+
+    def action_jump(self) -> None:
+        """Show the current row's kernel on its own file's timeline."""
+        data = self.data
+        target = data.target(self.table.cursor_row) if data is not None else None
+        if target is None or target[0] >= len(self._panes):
+            return
+        file, row = target
+        pane = self._panes[file]
+        session = pane.session
+        if session is None:
+            return
+        t0 = int(session.trace.ts_ns[row])
+        t1 = t0 + max(int(session.trace.dur_ns[row]), 1)
+        self.app.show_file(file)  # type: ignore[attr-defined]
+        pane.post_message(RegionsView.ZoomTo(t0, t1, row))  # type: ignore[attr-defined]
+
+
+def _with_files(data: DiffData, other: int) -> DiffData:
+    """``build`` saw the pair as files 0 and 1: say which open files they are."""
+    return replace(data, a_file=0, b_file=other)
