@@ -171,7 +171,7 @@ class TraceDB:
             if rel is None:  # a statement with no result (SET, CREATE ...)
                 return Result([], [], [])
             try:
-                rows = rel.fetchall() if limit is None else rel.fetchmany(limit)
+                rows = (rel if limit is None else rel.limit(limit)).fetchall()
             except duckdb.Error as exc:
                 raise QueryError(one_line(exc), "query") from None
             return Result(list(rel.columns), [str(t) for t in rel.types], rows)
