@@ -3,7 +3,9 @@
     python bench/bench_diff.py [--kernels 10000] [--changes 200] [--repeat 3]
 
 The issue's goal: the alignment of two 10,000-kernel instances takes under a
-second.  Input: a transformer-like instance (one layer's 12 kernels, repeated),
+second.  Printed: each case's time, the ratio to difflib and the share of the
+1 s goal; then the scaling ratio (10x the kernels) and what the Diff view's
+layout of the lanes adds.  Input: a transformer-like instance (one layer's 12 kernels, repeated),
 and a copy with ``--changes`` kernels deleted, as many inserted and as many
 rebuilt with other template arguments, so both the exact and the stem pass
 work.  Also the worst case for the LCS: two unrelated random sequences.  The
@@ -29,9 +31,10 @@ LAYER = [f"void at::native::k{i}<128, 4, at::native::F{i}<float> >(int)" for i i
 LAYER += ["Memcpy DtoD (Device -> Device)", "gemm_sm90_tile_128x128"]
 
 
-def entry(name: str) -> KernelEntry:
+def entry(name: str, at: int = 0) -> KernelEntry:
+    """A kernel of 1 µs; ``at``: its start in µs (the alignment does not look at it)."""
     kind = "memcpy" if name.startswith("Memcpy") else "kernel"
-    return KernelEntry(row=0, name=name, kind=kind, start_offset_us=0.0, dur_us=1.0,
+    return KernelEntry(row=0, name=name, kind=kind, start_offset_us=float(at), dur_us=1.0,
                        stream=7, launched_by="aten::op")
 
 
@@ -69,7 +72,7 @@ def main() -> int:
         "random": ([rng.choice(LAYER) for _ in range(n)], [rng.choice(LAYER) for _ in range(n)]),
     }
     print(f"{'case':>7} {'kernels':>8} {'diff s':>8} {'matched':>8} {'difflib s':>10} "
-          f"{'matched':>8}")
+          f"{'matched':>8} {'difflib/diff':>13} {'of 1 s goal':>12}")
     for label, (a, b) in cases.items():
         ea, eb = [entry(x) for x in a], [entry(x) for x in b]
         took = best_s(lambda ea=ea, eb=eb: diff_kernels(ea, eb), args.repeat)
@@ -80,8 +83,39 @@ def main() -> int:
         start = time.perf_counter()
         dl = sum(m.size for m in sm.get_matching_blocks())
         dl_s = time.perf_counter() - start
-        print(f"{label:>7} {n:>8} {took:>8.3f} {matched:>8} {dl_s:>10.3f} {dl:>8}")
+        print(f"{label:>7} {n:>8} {took:>8.3f} {matched:>8} {dl_s:>10.3f} {dl:>8} "
+              f"{dl_s / took:>12.1f}x {took:>11.1%}")
+    scaling(n, args.changes, args.repeat)
     return 0
+
+
+def scaling(n: int, changes: int, repeat: int) -> None:
+    """How the time grows with the instance (a tenth of the kernels, then all), and
+    what the Diff view adds on top (its lanes' layout and one 200-cell strip each)."""
+    from profiling.analysis.kernel_diff import KernelDiff, Side
+    from tui.diff_data import layout, strip
+
+    small = instances(n // 10, changes // 10, 0)
+    big = instances(n, changes, 0)
+    times = []
+    for a, b in (small, big):
+        ea, eb = [entry(x) for x in a], [entry(x) for x in b]
+        times.append(best_s(lambda ea=ea, eb=eb: diff_kernels(ea, eb), repeat))
+    print(f"scaling: {n // 10} kernels {times[0]:.4f} s, {n} kernels {times[1]:.4f} s, "
+          f"ratio {times[1] / times[0]:.1f} (linear: 10, quadratic: 100)")
+    ea = [entry(x, i) for i, x in enumerate(big[0])]
+    eb = [entry(x, i) for i, x in enumerate(big[1])]
+    side = Side("a", "a", "attn_fwd", 0, 1, 0.0)
+    diff = KernelDiff(side, side, tuple(diff_kernels(ea, eb)))
+
+    def view() -> None:
+        data = layout(diff, ea, eb)
+        strip(data.a_lane, data.span_us, 200)
+        strip(data.b_lane, data.span_us, 200)
+
+    took = best_s(view, repeat)
+    print(f"Diff view layout of the {n}-kernel diff: {took:.4f} s, "
+          f"ratio to the alignment {took / times[1]:.2f}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KernelEntry
 from profiling.analysis.kernel_diff import (
@@ -130,20 +132,19 @@ def strip(lane: Sequence[Placed], span_us: float, width: int) -> list[tuple[str,
 
     Every event gets at least its start cell; where several share a cell, a
     ``+``/``-`` event wins over a matched one (a short added copy between two
-    long kernels stays visible), then the longer event."""
-    cells: list[tuple[str, int | None]] = [(IDLE, None)] * max(width, 0)
-    if width <= 0 or span_us <= 0:
-        return cells
-    best: list[tuple[int, float]] = [(-1, 0.0)] * width
-    for p in lane:
+    long kernels stays visible), then the longer event.  Painted in that order
+    of precedence with one slice per event, so ten thousand kernels take
+    milliseconds."""
+    if width <= 0 or span_us <= 0 or not lane:
+        return [(IDLE, None)] * max(width, 0)
+    order = sorted(range(len(lane)), key=lambda i: (lane[i].glyph in "+-", lane[i].dur_us))
+    owner = np.full(width, -1, dtype=np.int64)
+    for i in order:  # later ones (higher precedence) paint over earlier ones
+        p = lane[i]
         c0 = min(int(p.start_us / span_us * width), width - 1)
         c1 = min(max(int((p.start_us + p.dur_us) / span_us * width + 0.5), c0 + 1), width)
-        rank = (1 if p.glyph in "+-" else 0, p.dur_us)
-        for c in range(c0, c1):
-            if rank > best[c]:
-                best[c] = rank
-                cells[c] = (p.glyph, p.index)
-    return cells
+        owner[c0:c1] = i
+    return [(IDLE, None) if k < 0 else (lane[k].glyph, lane[k].index) for k in owner.tolist()]
 
 
 def op_text(row: DiffRow) -> str:
