@@ -33,12 +33,14 @@ from tui.widgets.findings_view import FindingsView
 from tui.widgets.fit_footer import FitFooter
 from tui.widgets.ops_view import OpsView
 from tui.widgets.range_panel import RangePanel
+from tui.widgets.ranks_view import RanksView
 from tui.widgets.regions_view import RegionsView
 from tui.widgets.timeline import Timeline
 from tui.widgets.timeline_view import TimelineView
 from tui.widgets.trace_pane import VIEWS, Loader, TracePane
 
 VIEW_WIDGETS: dict[str, type] = {
+    "ranks": RanksView,
     "timeline": Timeline, "details": TimelineView, "regions": RegionsView, "ops": OpsView,
     "findings": FindingsView, "range": RangePanel, "diff": DiffView,
 }  # fmt: skip

@@ -52,12 +52,14 @@ SECTIONS: dict[str, str] = {
     "ops": "Ops (3)",
     "compare": "Compare (4)",
     "findings": "Findings (5)",
+    "ranks": "Ranks (8: a job of several ranks, or one trace)",
     "diff": "Diff (7, two or more files)",
     "picker": "Picker (attn-tui open with no PATH: the folder's traces)",
 }
 """View id -> its heading in the help and the README (and its palette prefix)."""
 
 PALETTE_PREFIX = {
+    "ranks": "Ranks",
     "app": "", "timeline": "Timeline", "details": "Details", "range": "Range", "regions": "Regions",
     "ops": "Ops",
     "compare": "Compare", "findings": "Findings", "diff": "Diff",
@@ -74,6 +76,8 @@ _APP = (
         "4", "compare", "View: compare"),
     Key("app", "5", "findings: what an expert would point out, with evidence",
         "5", "view('findings')", "View: findings"),
+    Key("app", "8", "ranks: a job's ranks side by side, where each rank's GPU\n"
+        "time went, stragglers, collective waits", "8", "view('ranks')", "View: ranks"),
     Key("app", "7", "diff: the first file's kernels against another's, aligned\n"
         "(two or more open; not D: shift+d grows the range)",
         "7", "diff", "View: diff"),
@@ -254,7 +258,13 @@ _PICKER = (
         True, "q", palette=False),
 )
 
-KEYS: tuple[Key, ...] = (
+_RANKS = (
+    Key("ranks", "↑ / ↓", "move in the table: ranks above, stragglers below (tab)"),
+    Key("ranks", "⏎ / z", "show on the timeline: a rank's first GPU event, or the\n"
+        "straggler's instance on its slowest rank", "z", "zoom", "Show on timeline", True),
+)
+
+KEYS: tuple[Key, ...] = _RANKS + (
     _APP + _TIMELINE + _DETAILS + _RANGE + _REGIONS + _OPS + _COMPARE + _FINDINGS + _DIFF
     + _PICKER
 )

@@ -40,19 +40,22 @@ def run(args: argparse.Namespace) -> int:
         raise AttnTuiError(
             "no such file", where=missing[0], hint="give the path of a .json or .json.gz trace"
         )
+    from tui.job_session import open_targets
     from tui.preload import Preloads
 
     # Start every load before importing Textual: start-up overlaps the load, so the
     # first frame comes as soon as the columns exist (bench/tui_first_frame.py).
     no_cache = bool(getattr(args, "no_cache", False))
-    preloads = Preloads(list(args.paths), no_cache=no_cache)
+    # the ranks of one job open as one tab (tui.job_session)
+    targets, load = open_targets(list(args.paths), getattr(args, "align", None) or "clock")
+    preloads = Preloads(targets, no_cache=no_cache, load=load)
     from tui.app import AttnTuiApp  # Textual is imported only for this subcommand
 
     preloads.settle(SETTLE_S)
     failures = preloads.failures()
     if failures:
         return _report(failures)
-    app = AttnTuiApp(list(args.paths), no_cache=no_cache, loader=preloads.loader,
+    app = AttnTuiApp(targets, no_cache=no_cache, loader=preloads.loader,
                      screenshot_dir=getattr(args, "screenshot_dir", None))  # fmt: skip
     app.run()
     code = int(app.return_code or 0)

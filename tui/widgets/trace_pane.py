@@ -21,6 +21,7 @@ from tui.details import loader_notes
 from tui.file_watch import POLL_SECONDS, FileState, change, change_message
 from tui.fmt import fmt_count, fmt_ns
 from tui.guard import ReportsErrors
+from tui.job_session import job_of
 from tui.marks import cursor_ns, distance_text
 from tui.names import visible
 from tui.search import Query, QueryError, find, next_match, parse_query
@@ -28,17 +29,19 @@ from tui.session import Session, error_line, load_session
 from tui.timeline_model import TimelineModel
 from tui.widgets.findings_view import FindingsView
 from tui.widgets.ops_view import OpsView
+from tui.widgets.ranks_view import RanksView
 from tui.widgets.regions_view import RegionsView
 from tui.widgets.timeline_view import TimelineView
 
-VIEWS = ("timeline", "regions", "ops", "findings")
+VIEWS = ("timeline", "regions", "ops", "findings", "ranks")
 VIEW_TITLES = {
-    "timeline": "1 Timeline", "regions": "2 Regions", "ops": "3 Ops", "findings": "5 Findings"
+    "timeline": "1 Timeline", "regions": "2 Regions", "ops": "3 Ops", "findings": "5 Findings",
+    "ranks": "8 Ranks",
 }
 
 Loader = Callable[..., Session]
 PROGRESS_EVERY_S = 0.25
-WAIT_FOR_ANALYSIS = ("regions", "ops", "findings")
+WAIT_FOR_ANALYSIS = ("regions", "ops", "findings", "ranks")
 """Views built from ``Session.analyse``'s results (shown once it has finished)."""
 
 
@@ -223,6 +226,8 @@ class TracePane(ReportsErrors, Vertical):
             return RegionsView(
                 session.trace, session.links, session.regions, session.regions_error, id="regions"
             )
+        if view == "ranks":
+            return RanksView(session, id="ranks")
         if view == "findings":
             return FindingsView(session.trace, session.links, id="findings")
         return OpsView(session.ops, session.ops_totals, session.ops_error, id="ops")
@@ -264,7 +269,10 @@ class TracePane(ReportsErrors, Vertical):
     def _update_status(self) -> None:
         status = self.query_one("#status", Static)
         text = Text(no_wrap=True, overflow="ellipsis")
+        job = job_of(self.session)
         for v in VIEWS:
+            if v == "ranks" and job is None and self.view != v:
+                continue  # a job's view: named on a job's tab (8 shows it on any)
             style = "reverse bold" if v == self.view else "dim"
             text.append(f" {VIEW_TITLES[v]} ", style=style)
         text.append("  ")
@@ -272,6 +280,8 @@ class TracePane(ReportsErrors, Vertical):
         rank = rank_text(self.session.trace.metadata) if self.session is not None else ""
         if rank:
             text.append(f" · {rank}", style="bold")
+        if job is not None:
+            text.append(f" · {visible(job.header())}", style="bold")
         text.append(" · ")
         if self.state == "loading":
             text.append("loading…")

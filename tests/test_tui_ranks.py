@@ -1,0 +1,88 @@
+"""A job in the TUI: one tab for its ranks, groups labelled by rank, the alignment in
+the status line, and the Ranks view (8) with its tables and its jump to the timeline."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual.widgets import DataTable, Static
+
+from tests.job_fixtures import Gpu, Step, rank_doc, straggler_job, write
+from tui.app import AttnTuiApp
+from tui.job_session import open_targets
+from tui.preload import Preloads
+from tui.widgets.ranks_view import RanksView
+
+
+async def _wait(pilot, done, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
+def _ready(app) -> bool:
+    return all(p.state != "loading" and p.session is not None and p.session.analysed
+               for p in app.panes)
+
+
+def _app(paths: list[str]) -> AttnTuiApp:
+    targets, load = open_targets(paths)
+    preloads = Preloads(targets, load=load)
+    return AttnTuiApp(targets, loader=preloads.loader, theme="attn-dark")
+
+
+def test_open_targets_make_one_tab_per_job(tmp_path: Path) -> None:
+    (tmp_path / "job").mkdir()
+    paths = straggler_job(tmp_path / "job")
+    alone = write(tmp_path / "alone.json", rank_doc(None, None, [Step(0, 10, [Gpu("k", 1, 2)])]))
+    targets, _ = open_targets([alone, *paths])
+    assert targets == [alone, str(tmp_path / "job")]
+
+
+async def test_job_opens_as_one_pane_with_ranks_view(tmp_path: Path) -> None:
+    paths = straggler_job(tmp_path, slow=3)
+    app = _app(paths)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await _wait(pilot, lambda: _ready(app), "the job to load")
+        (pane,) = app.panes
+        gpu_groups = [g.label for g in pane.session.trace.groups if g.kind == "gpu"]
+        assert gpu_groups == [f"rank {r} · GPU {r}" for r in range(4)]
+        status = str(pane.query_one("#status", Static).render())
+        assert "4 ranks of 4" in status and "aligned on clock" in status and "8 Ranks" in status
+        await pilot.press("8")
+        await _wait(pilot, lambda: bool(app.query(RanksView)) and
+                    app.query_one(RanksView).data is not None, "the ranks report")
+        view = app.query_one(RanksView)
+        ranks = view.query_one("#ranks-table", DataTable)
+        assert ranks.row_count == 4
+        assert [str(ranks.get_row_at(i)[0]) for i in range(4)] == ["0", "1", "2", "3"]
+        assert str(ranks.get_row_at(3)[-1]) == "0 ns"  # the slow rank never waits
+        slow = view.query_one("#stragglers-table", DataTable)
+        assert slow.row_count >= 3 and str(slow.get_row_at(0)[2]) == "3"
+        notes = str(view.query_one("#ranks-notes", Static).render())
+        assert "rank 3 is the slowest in 3 of 3 steps" in notes
+        slow.focus()
+        await pilot.press("z")
+        await _wait(pilot, lambda: pane.view == "timeline", "the timeline")
+        selected = pane.model.selected
+        assert pane.session.job.rank_of_row(selected).rank == 3
+        assert pane.session.trace.name(selected) == "ProfilerStep#1"
+
+
+async def test_ranks_view_on_a_plain_trace_says_it_is_not_a_job(tmp_path: Path) -> None:
+    path = write(tmp_path / "one.json", rank_doc(None, None, [Step(0, 100, [Gpu("k", 1, 20)])]))
+    app = _app([path])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _wait(pilot, lambda: _ready(app), "the trace to load")
+        status = str(app.panes[0].query_one("#status", Static).render())
+        assert "8 Ranks" not in status
+        await pilot.press("8")
+        await _wait(pilot, lambda: bool(app.query(RanksView)) and
+                    app.query_one(RanksView).data is not None, "the ranks report")
+        view = app.query_one(RanksView)
+        assert "not a job" in str(view.query_one("#ranks-header", Static).render())
+        assert view.query_one("#ranks-table", DataTable).row_count == 1

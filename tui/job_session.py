@@ -1,0 +1,93 @@
+"""``attn-tui open`` on a job: its ranks' traces become one tab, loaded as one session.
+
+The app opens one tab per *target*: a trace path, or a job's key (its folder)
+standing for the ranks' traces (``profiling.analysis.job``).  ``open_targets``
+turns the PATHs into targets and a loader that knows which targets are jobs, so
+the rest of the app (preloads, panes, file tabs) needs no change: a job's
+session is a ``JobSession``, whose ``analysis`` is that of the merged trace, and
+whose ``job`` the Ranks view reads.  Pure (no Textual).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.job import group_paths
+from profiling.analysis.job_merge import Job, job_path, load_job
+from profiling.trace import load_trace
+from tui.session import Progress, Session, load_session
+
+
+@dataclass
+class JobSession(Session):
+    """A session over a job's merged trace (``job`` has the ranks' places in it)."""
+
+    job: Job | None = None
+
+
+def job_of(session: Any) -> Job | None:
+    """The job behind a session, or None for a plain trace."""
+    return getattr(session, "job", None)
+
+
+class _RankProgress:
+    """Each rank's load progress, reported as their mean (thread safe)."""
+
+    def __init__(self, n: int, report: Progress) -> None:
+        self._done = [0.0] * n
+        self._lock = threading.Lock()
+        self._report = report
+
+    def of(self, k: int) -> Progress:
+        def progress(stage: str, fraction: float) -> None:
+            with self._lock:
+                self._done[k] = fraction
+                mean = sum(self._done) / len(self._done)
+            self._report("decode" if mean < 0.85 else stage, mean)
+
+        return progress
+
+
+def load_job_session(paths: list[str], key: str, progress: Progress | None = None, *,
+                     no_cache: bool = False, alignment: str = "clock") -> JobSession:
+    """Load a job's ranks (in parallel) into one session keyed ``key``."""
+    report = progress or (lambda stage, fraction: None)
+    ranks = _RankProgress(len(paths), report)
+    index = {p: k for k, p in enumerate(paths)}
+
+    def load(path: str):  # noqa: ANN202 - a Trace
+        return load_trace(path, progress=ranks.of(index[path]), use_cache=not no_cache)
+
+    job = load_job(paths, load, alignment, path=key)
+    report("done", 1.0)
+    return JobSession(key, AnalysedTrace(job.trace), job=job)
+
+
+def open_targets(paths: list[str], alignment: str = "clock") -> tuple[list[str], Any]:
+    """The app's tabs for ``paths`` (a job's key in place of its ranks) and a loader
+    (``tui.session.load_session``'s signature) that loads a job for its key."""
+    jobs: dict[str, list[str]] = {}
+    targets: list[str] = []
+    for group in group_paths(paths):
+        if len(group) == 1:
+            targets.append(group[0])
+            continue
+        key = job_path(group)
+        while key in jobs or key in paths:
+            key += "+"  # a second job in the same folder
+        jobs[key] = group
+        targets.append(key)
+
+    def loader(path: str | os.PathLike[str], progress: Progress | None = None, *,
+               no_cache: bool = False) -> Session:
+        members = jobs.get(os.fspath(path))
+        if members is None:
+            return load_session(path, progress, no_cache=no_cache)
+        return load_job_session(members, os.fspath(path), progress, no_cache=no_cache,
+                                alignment=alignment)
+
+    return targets, loader

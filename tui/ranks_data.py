@@ -1,0 +1,90 @@
+"""The Ranks view's data: a job's report as table cells (pure; no Textual).
+
+A job's session has its ``Job``; a plain trace's has none, and the view then
+shows that trace alone as one rank (its breakdown, no stragglers), with a line
+saying how to open a job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.collectives import Collective
+from profiling.analysis.finding_types import Finding
+from profiling.analysis.job_report import job_report
+from profiling.analysis.rank_breakdown import gpu_breakdown
+from profiling.analysis.ranks import trace_rank
+from profiling.analysis.stragglers import Straggle
+from profiling.trace.model import GPU_KINDS
+from tui.fmt import fmt_time
+from tui.job_session import job_of
+
+RANK_COLUMNS = ("rank", "device", "span", "comm", "compute", "overlap", "idle", "memcpy",
+                "memset", "coll. wait")
+RANK_FIELDS = ("span_us", "comm_us", "compute_us", "overlap_us", "idle_us", "memcpy_us",
+               "memset_us", "collective_wait_us")
+STRAGGLER_COLUMNS = ("item", "measure", "slowest", "its time", "median", "excess")
+
+
+@dataclass
+class RanksData:
+    """What the view shows; ``jump_rows[i]``: the merged row a rank row jumps to."""
+
+    header: str
+    ranks: list[dict[str, Any]]
+    jump_rows: list[int]
+    stragglers: list[Straggle] = field(default_factory=list)
+    collectives: list[Collective] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    worst: list[Collective] = field(default_factory=list)
+
+
+def _first_gpu_row(a: AnalysedTrace, rows: tuple[int, int]) -> int:
+    lo, hi = rows
+    found = np.flatnonzero(np.isin(a.trace.kind[lo:hi], list(GPU_KINDS)))
+    if not found.shape[0]:
+        return lo if hi > lo else -1
+    gpu = found + lo
+    return int(gpu[np.argmin(a.trace.ts_ns[gpu])])
+
+
+def ranks_data(session: Any) -> RanksData:
+    """The report of the session's job, or its one trace as one rank."""
+    a: AnalysedTrace = session.analysis
+    job = job_of(session)
+    if job is None:
+        row = {"rank": trace_rank(a.trace.metadata), "device": "", **gpu_breakdown(a.trace),
+               "collective_wait_us": 0.0}
+        return RanksData("one trace, not a job: open a job's folder (or its rank traces) to "
+                         "see its ranks side by side", [row],
+                         [_first_gpu_row(a, (0, len(a.trace)))])
+    report = job_report(job, a)
+    jumps = [_first_gpu_row(a, r.rows) for r in job.ranks]
+    return RanksData(job.header(), report.ranks, jumps, report.stragglers, report.collectives,
+                     report.findings, report.worst_collectives())
+
+
+def rank_cells(row: dict[str, Any]) -> list[str]:
+    rank = "" if row["rank"] is None else str(row["rank"])
+    return [rank, row["device"]] + [fmt_time(row[f], "us") for f in RANK_FIELDS]
+
+
+def straggler_cells(s: Straggle) -> list[str]:
+    return [s.name, s.measure, str(s.slowest), fmt_time(max(s.values_ns)),
+            fmt_time(s.median_ns), f"{fmt_time(s.excess_ns)} ({s.excess_share:+.0%})"]
+
+
+def collective_lines(data: RanksData, rank_numbers: list[int]) -> list[str]:
+    """The collectives whose ranks arrived furthest apart, one line each."""
+    out = []
+    for c in data.worst:
+        waits = ", ".join(f"{r}: {fmt_time(w)}" for r, w in zip(rank_numbers, c.wait_ns,
+                                                                 strict=True) if w)
+        last = rank_numbers[c.last_rank_index]
+        out.append(f"{c.name} #{c.index}: skew {fmt_time(c.skew_ns)}, last rank {last}"
+                   + (f"; waits {waits}" if waits else ""))
+    return out
