@@ -62,6 +62,34 @@ def test_strip_keeps_a_short_added_kernel_visible():
     assert len(cells) == 20 and strip(d.b_lane, 0.0, 5) == [("·", None)] * 5
 
 
+def _reference_strip(lane, span_us, width):
+    """Cell by cell: the marked, then the longer, then the earlier event wins."""
+    cells = [("·", None)] * width
+    best = [(-1, 0.0)] * width
+    for p in lane:
+        c0 = min(int(p.start_us / span_us * width), width - 1)
+        c1 = min(max(int((p.start_us + p.dur_us) / span_us * width + 0.5), c0 + 1), width)
+        rank = (1 if p.glyph in "+-" else 0, p.dur_us)
+        for c in range(c0, c1):
+            if rank > best[c]:
+                best[c], cells[c] = rank, (p.glyph, p.index)
+    return cells
+
+
+def test_strip_matches_a_cell_by_cell_reference():
+    import random
+
+    from tui.diff_data import Placed
+
+    rng = random.Random(3)
+    for _ in range(50):
+        lane = [Placed(i, rng.choice([0.0, rng.uniform(0, 100)]), rng.choice([1.0, 5.0, 0.0]),
+                       rng.choice("█▓+-")) for i in range(rng.randrange(1, 40))]
+        span = max(p.start_us + p.dur_us for p in lane) or 1.0
+        for width in (1, 9, 80):
+            assert strip(lane, span, width) == _reference_strip(lane, span, width)
+
+
 def _lines(view: DiffView) -> list[str]:
     return str(view.query_one(DiffLanes).lanes_text(80)).splitlines()
 

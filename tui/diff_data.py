@@ -137,7 +137,8 @@ def strip(lane: Sequence[Placed], span_us: float, width: int) -> list[tuple[str,
     milliseconds."""
     if width <= 0 or span_us <= 0 or not lane:
         return [(IDLE, None)] * max(width, 0)
-    order = sorted(range(len(lane)), key=lambda i: (lane[i].glyph in "+-", lane[i].dur_us))
+    # precedence: marked, then longer, then earlier (the earliest of equals paints last)
+    order = sorted(range(len(lane)), key=lambda i: (lane[i].glyph in "+-", lane[i].dur_us, -i))
     owner = np.full(width, -1, dtype=np.int64)
     for i in order:  # later ones (higher precedence) paint over earlier ones
         p = lane[i]
