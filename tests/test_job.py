@@ -20,6 +20,7 @@ from profiling.trace import load_trace
 from profiling.trace.model import Kind
 from tests.job_fixtures import Gpu, Step, rank_doc, straggler_job, write
 from tui.cli import main
+from tui.job_session import open_targets
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "real_traces"
 DLRM = REAL / "multi_rank" / "param_dlrm_8ranks"
@@ -231,3 +232,12 @@ def test_real_dlrm_job(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(-1 not in c.rows for c in report.collectives)
     assert main(["ranks", str(DLRM), "--json"]) == 0
     assert [r["rank"] for r in json.loads(capsys.readouterr().out)] == list(range(8))
+
+
+def test_jobs_of_several_variants_in_one_folder(tmp_path: Path) -> None:
+    step = [Step(0, 100, [Gpu("k", 10, 5)])]
+    paths = [write(tmp_path / f"{v}.rank{r}.json", rank_doc(r, 2, step))
+             for v in ("ring", "sdpa_cp") for r in (1, 0)]
+    assert group_paths(paths) == [[paths[1], paths[0]], [paths[3], paths[2]]]
+    targets, _ = open_targets(paths)
+    assert targets == [str(tmp_path / "ring.rank*.json"), str(tmp_path / "sdpa_cp.rank*.json")]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.job import group_paths
+from profiling.analysis.job import group_paths, name_stem
 from profiling.analysis.job_merge import Job, job_path, load_job
 from profiling.trace import load_trace
 from tui.session import Progress, Session, load_session
@@ -72,13 +72,17 @@ def open_targets(paths: list[str], alignment: str = "clock") -> tuple[list[str],
     (``tui.session.load_session``'s signature) that loads a job for its key."""
     jobs: dict[str, list[str]] = {}
     targets: list[str] = []
-    for group in group_paths(paths):
+    groups = group_paths(paths)
+    folders = [job_path(g) for g in groups if len(g) > 1]
+    for group in groups:
         if len(group) == 1:
             targets.append(group[0])
             continue
         key = job_path(group)
+        if folders.count(key) > 1:  # one job per variant in a capture folder
+            key = os.path.join(key, name_stem(group[0]).replace("rank.", "rank*."))
         while key in jobs or key in paths:
-            key += "+"  # a second job in the same folder
+            key += "+"
         jobs[key] = group
         targets.append(key)
 

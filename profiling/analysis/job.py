@@ -97,11 +97,24 @@ def sniff_rank(path: str) -> RankInfo | None:
     return rank_info_of(path, meta) if meta else None
 
 
+_RANK_WORD = re.compile(r"(rank|worker)[_-]?\d+", re.IGNORECASE)
+_STAMP = re.compile(r"\.\d{10,}")
+
+
+def name_stem(path: str) -> str:
+    """A trace's file name without its rank number and timestamps: ranks of one run
+    share it (``ring.rank3.json`` -> ``ring.rank.json``, as ``capture --nproc`` names
+    them; ``worker3_step_12.1694128201557.pt.trace.json`` -> ``worker_step_12.pt.trace.json``)."""
+    return _STAMP.sub("", _RANK_WORD.sub(r"\1", os.path.basename(path)))
+
+
 def job_groups(infos: Sequence[RankInfo | None], paths: Sequence[str]) -> list[list[int]]:
     """Indexes of ``paths`` grouped: each job's in rank order, every other path alone.
 
     A job is two or more ranked traces with one world size (above 1) and backend
-    and no rank twice; groups keep the order in which their first path was given.
+    and no rank twice; when ranks repeat (a capture folder holds one job per
+    variant), traces are told apart by ``name_stem``.  Groups keep the order in
+    which their first path was given.
     """
     keys: dict[tuple[Any, ...], list[int]] = {}
     order: list[tuple[Any, ...]] = []
@@ -117,11 +130,22 @@ def job_groups(infos: Sequence[RankInfo | None], paths: Sequence[str]) -> list[l
     out: list[list[int]] = []
     for key in order:
         members = keys[key]
-        ranks = [infos[i].rank for i in members if infos[i] is not None]  # type: ignore[union-attr]
-        if key[0] == "job" and len(members) > 1 and len(set(ranks)) == len(ranks):
-            out.append(sorted(members, key=lambda i: infos[i].rank))  # type: ignore[union-attr]
-        else:
-            out.extend([i] for i in members)
+        if key[0] != "job":
+            out.append(members)
+            continue
+        ranks = [infos[i].rank for i in members]  # type: ignore[union-attr]
+        subgroups = [members]
+        if len(set(ranks)) < len(ranks):  # several jobs alike: tell them apart by name
+            by_stem: dict[str, list[int]] = {}
+            for i in members:
+                by_stem.setdefault(name_stem(paths[i]), []).append(i)
+            subgroups = list(by_stem.values())
+        for sub in subgroups:
+            sub_ranks = [infos[i].rank for i in sub]  # type: ignore[union-attr]
+            if len(sub) > 1 and len(set(sub_ranks)) == len(sub_ranks):
+                out.append(sorted(sub, key=lambda i: infos[i].rank))  # type: ignore[union-attr]
+            else:
+                out.extend([i] for i in sub)
     out.sort(key=lambda group: min(group))
     return out
 
