@@ -241,3 +241,13 @@ def test_jobs_of_several_variants_in_one_folder(tmp_path: Path) -> None:
     assert group_paths(paths) == [[paths[1], paths[0]], [paths[3], paths[2]]]
     targets, _ = open_targets(paths)
     assert targets == [str(tmp_path / "ring.rank*.json"), str(tmp_path / "sdpa_cp.rank*.json")]
+
+
+def test_compare_on_a_job_lists_ranks_in_rank_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    step = [Step(0, 100, [Gpu("k", 10, 5)], region=("attn_fwd", 1, 50))]
+    for name, rank in (("w1", 10), ("w2", 1), ("w10", 2)):  # name order gives 10, 1, 2
+        write(tmp_path / f"{name}.json", rank_doc(rank, 16, step))
+    assert main(["compare", str(tmp_path), "--json"]) == 0
+    assert [c["rank"] for c in json.loads(capsys.readouterr().out)] == [1, 2, 10]
