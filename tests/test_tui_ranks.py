@@ -86,3 +86,15 @@ async def test_ranks_view_on_a_plain_trace_says_it_is_not_a_job(tmp_path: Path) 
         view = app.query_one(RanksView)
         assert "not a job" in str(view.query_one("#ranks-header", Static).render())
         assert view.query_one("#ranks-table", DataTable).row_count == 1
+
+
+async def test_step_alignment_is_said_in_the_status_line(tmp_path: Path) -> None:
+    from tui.cli import build_parser
+
+    args = build_parser().parse_args(["open", "--align", "step", str(tmp_path)])
+    targets, load = open_targets(straggler_job(tmp_path), args.align)
+    app = AttnTuiApp(targets, loader=Preloads(targets, load=load).loader, theme="attn-dark")
+    async with app.run_test(size=(150, 40)) as pilot:
+        await _wait(pilot, lambda: _ready(app), "the job to load")
+        status = str(app.panes[0].query_one("#status", Static).render())
+        assert "aligned on first ProfilerStep of each rank" in status
