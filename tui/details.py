@@ -225,7 +225,8 @@ def describe(
     """Label/value rows for the event at ``row``: what and where it is, its exact
     times, its links across the CPU/GPU boundary (``chain``: the launch chain's
     names, outermost first, as ``LinkLookup.chain_of`` gives them; ``inside``: the names of
-    the slices around a CPU event, outermost first; ``attribution``: how a GPU event's
+    the slices around a CPU event, outermost first (a GPU event: the annotations its
+    launch sits in, ``LinkLookup.region_of``); ``attribution``: how a GPU event's
     op was found, ``LinkLookup.attribution_of``), then every arg."""
     origin = trace.start_ns if origin is None else origin
     kind = Kind(int(trace.kind[row]))
@@ -241,7 +242,9 @@ def describe(
     rows.extend(_links(trace, row, kind, launch, op, gpu_rows, chain))
     if attribution in ATTRIBUTION_TEXT:
         rows.append(("attributed", ATTRIBUTION_TEXT[attribution]))
-    if inside and kind not in GPU_KINDS:
+    if inside and kind in GPU_KINDS:  # the annotations its launch chain sits in
+        rows.append(("in region", " › ".join(visible(n) for n in inside)))
+    elif inside and kind not in GPU_KINDS:
         rows.append(("inside", " › ".join(visible(n) for n in inside)))
     elif op >= 0 and op != row and kind not in GPU_KINDS:
         rows.append(("inside op", visible(trace.name(op))))

@@ -77,11 +77,32 @@ class LinkLookup:
                     return a
         return -1
 
-    def chain_of(self, row: int) -> tuple[int, ...]:
-        """The launch chain of GPU ``row``: every op around its launch, then the call."""
+    def full_chain_of(self, row: int) -> tuple[int, ...]:
+        """Every op around GPU ``row``'s launch (annotations such as ``ProfilerStep#2``
+        and ``attn_fwd`` included), outermost first, then the call."""
         if row < 0 or int(self.trace.kind[row]) not in GPU_KINDS:
             return ()
         return self.analysed.launch_chain(row)
+
+    def chain_of(self, row: int) -> tuple[int, ...]:
+        """The launch chain of GPU ``row`` as every view writes it (the one place that
+        says which op launched an event): the ops from the outermost op inside its
+        annotations down to the call, ``aten::masked_fill › aten::clone ›
+        aten::copy_ › cudaMemcpyAsync``, as the Regions view lists it inside an
+        ``attn_fwd`` instance; the annotations around it are ``region_of``."""
+        chain = self.full_chain_of(row)
+        return chain[len(self._leading_annotations(chain)) :]
+
+    def region_of(self, row: int) -> tuple[int, ...]:
+        """The annotations (``ProfilerStep#2``, ``attn_fwd``) the launch chain of GPU
+        ``row`` starts in, outermost first."""
+        return self._leading_annotations(self.full_chain_of(row))
+
+    def _leading_annotations(self, chain: tuple[int, ...]) -> tuple[int, ...]:
+        n = 0
+        while n < len(chain) - 1 and int(self.trace.kind[chain[n]]) == Kind.USER_ANNOTATION:
+            n += 1
+        return chain[:n]
 
     def attribution_of(self, row: int) -> str:
         """How GPU ``row``'s launching op was found (``launch_chain.ATTRIBUTIONS``):

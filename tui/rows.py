@@ -1,8 +1,11 @@
 """The timeline's rows: groups, lanes and depth rows, folded or not (pure).
 
-A group (host process, GPU device) folds to one header row showing the union
-of its lanes; unfolded, its header is followed by its lanes.  A lane folds to
-one summary row; unfolded, a CPU lane shows one row per nesting depth.
+A group (host process, GPU device, a rank's process) folds to one header row
+showing the union of its lanes; unfolded, its header is followed by its lanes.
+A lane folds to one summary row; unfolded, a CPU lane shows one row per nesting
+depth.  Pinned lanes come first, under a "pinned" header, in the order they
+were pinned (whatever group they belong to); hidden lanes are left out, and
+their group's header says how many it hides.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ AUTO_UNFOLD_DEPTHS = 12
 
 @dataclass(frozen=True)
 class RowSpec:
-    kind: str  # "group", "lane" (a folded lane or an unfolded lane's depth 0) or "depth"
+    kind: str  # "group", "lane" (a folded lane or an unfolded lane's depth 0), "depth",
+    # or "pins" (the header over the pinned lanes; group -1)
     group: int
     lane: int = -1
     depth: int | None = None  # None: the summary of a folded lane / group
@@ -31,10 +35,13 @@ class RowSpec:
 
 @dataclass
 class Folds:
-    """Which groups are folded and which lanes are unfolded."""
+    """Which groups are folded, which lanes are unfolded, pinned (in pin order)
+    and hidden."""
 
     groups_folded: set[int] = field(default_factory=set)
     lanes_open: set[int] = field(default_factory=set)
+    pinned: list[int] = field(default_factory=list)
+    hidden: set[int] = field(default_factory=set)
 
     def toggle(self, spec: RowSpec) -> None:
         if spec.kind == "group":
@@ -61,23 +68,38 @@ def default_folds(trace: Trace, depths: list[int]) -> Folds:
     )
 
 
+def _lane_rows(trace: Trace, folds: Folds, depths: list[int], group: int, lane: int,
+               out: list[RowSpec]) -> None:  # fmt: skip
+    label = trace.lanes[lane].label or f"{trace.lanes[lane].tid}"
+    n = depths[lane]
+    if lane in folds.lanes_open and n > 1:
+        out.append(RowSpec("lane", group, lane, 0, label, folded=False))
+        out.extend(RowSpec("depth", group, lane, d) for d in range(1, n))
+    else:
+        out.append(RowSpec("lane", group, lane, None, label, folded=n > 1))
+
+
 def build_rows(trace: Trace, folds: Folds, depths: list[int]) -> list[RowSpec]:
     """Rows top to bottom for the current folds; ``depths[lane]`` rows per open lane."""
     out: list[RowSpec] = []
+    shown = [lane for lane in folds.pinned
+             if trace.lanes[lane].events > 0 and lane not in folds.hidden]  # fmt: skip
+    pinned = set(shown)
+    if shown:
+        out.append(RowSpec("pins", -1, label=f"pinned ({len(shown)})"))
+        for lane in shown:
+            _lane_rows(trace, folds, depths, trace.lanes[lane].group, lane, out)
     for group in trace.groups:
-        lanes = [lane for lane in group.lanes if trace.lanes[lane].events > 0]
-        if not lanes:
+        with_events = [lane for lane in group.lanes if trace.lanes[lane].events > 0]
+        lanes = [lane for lane in with_events if lane not in pinned and lane not in folds.hidden]
+        hidden = sum(1 for lane in with_events if lane in folds.hidden)
+        if not lanes and not hidden:
             continue
+        label = group.label + (f" · {hidden} hidden (X restores)" if hidden else "")
         g_folded = group.index in folds.groups_folded
-        out.append(RowSpec("group", group.index, label=group.label, folded=g_folded))
+        out.append(RowSpec("group", group.index, label=label, folded=g_folded))
         if g_folded:
             continue
         for lane in lanes:
-            label = trace.lanes[lane].label or f"{trace.lanes[lane].tid}"
-            n = depths[lane]
-            if lane in folds.lanes_open and n > 1:
-                out.append(RowSpec("lane", group.index, lane, 0, label, folded=False))
-                out.extend(RowSpec("depth", group.index, lane, d) for d in range(1, n))
-            else:
-                out.append(RowSpec("lane", group.index, lane, None, label, folded=n > 1))
+            _lane_rows(trace, folds, depths, group.index, lane, out)
     return out

@@ -25,8 +25,11 @@ class QueryError(ValueError):
 class Query:
     text: str
     regex: bool
+    label: str = ""  # what the status line calls a match list that is no search
 
     def describe(self) -> str:
+        if self.label:
+            return self.label
         return f"/{self.text}/" if self.regex else repr(self.text)
 
 

@@ -12,10 +12,13 @@ import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace.model import GPU_KINDS, Kind, Trace
+from tui.density import Busy, busy_of
+from tui.link_marks import LinkSet, link_set, marked_mask, screen_rows
 from tui.links import LinkLookup
 from tui.marks import Marks
 from tui.range_data import event_span
 from tui.rows import Folds, RowSpec, build_rows, default_folds
+from tui.timeline_lanes import LaneArrangement
 from tui.timeline_moves import first_visible
 from tui.tracks import Cells, Track, TrackCache, track_cells
 from tui.tracks import step as track_step
@@ -26,7 +29,7 @@ RANGE_STEP = 0.05
 """One shift+pan press moves the range's end by a twentieth of the window."""
 
 
-class TimelineModel:
+class TimelineModel(LaneArrangement):  # LaneArrangement: pin, hide, restore, fold a process
     def __init__(self, trace: Trace, links: LinkLookup | None = None, width: int = 80) -> None:
         self.trace = trace
         self.links = links if links is not None else LinkLookup(AnalysedTrace(trace))
@@ -43,6 +46,10 @@ class TimelineModel:
         self.marks = Marks()  # named marks, ns from the origin (tui.marks)
         self.version = 0  # bumps whenever anything drawn changes
         self.label_cells = 16  # set by the widget; the ruler lines up with it
+        self.where: dict[tuple, int] = {}  # (lane, depth) -> screen row (link_marks.screen_rows)
+        self._link_set = LinkSet()
+        self._link_key: tuple[int, bool] = (-1, False)
+        self._busy: dict[tuple, Busy] = {}
         self.rebuild()
 
     # ---- rows and folds ----
@@ -50,6 +57,7 @@ class TimelineModel:
     def rebuild(self) -> None:
         key = self.rows[self.cursor].key if self.rows and self.cursor < len(self.rows) else None
         self.rows = build_rows(self.trace, self.folds, self.depths)
+        self.where = screen_rows(self.rows, self.trace)
         if key is not None:
             for i, spec in enumerate(self.rows):
                 if spec.key == key:
@@ -86,6 +94,8 @@ class TimelineModel:
     def track(self, spec: RowSpec) -> Track | None:
         if spec.kind == "group":
             return self.cache.group(spec.group) if spec.folded else None
+        if spec.lane < 0:  # the pinned lanes' header
+            return None
         return self.cache.lane(spec.lane, spec.depth)
 
     def row_cells(self, index: int) -> Cells | None:
@@ -94,7 +104,35 @@ class TimelineModel:
         if track is None:
             return None
         vp = self.viewport
-        return track_cells(track, vp.start, vp.ns_per_cell, vp.width, self.selected)
+        out = track_cells(track, vp.start, vp.ns_per_cell, vp.width, self.selected)
+        links = self.link_set
+        if links:
+            lanes = self.trace.groups[spec.group].lanes if spec.kind == "group" else [spec.lane]
+            out.linked = marked_mask(links, lanes, spec.depth, vp.start, vp.ns_per_cell, vp.width)
+        return out
+
+    @property
+    def link_set(self) -> LinkSet:
+        """The selection's launch links (``tui.link_marks``), computed once per
+        selection (and once more when the analysis has linked the trace)."""
+        key = (self.selected, bool(self.links.ready))
+        if key != self._link_key:
+            self._link_key = key
+            self._link_set = link_set(self.trace, self.links, self.selected, self.origin)
+        return self._link_set
+
+    def summary(self, index: int) -> Busy | None:
+        """A folded row's busy intervals (``tui.density``): None for other rows."""
+        spec = self.rows[index]
+        if not spec.folded:
+            return None
+        key = spec.key
+        if key not in self._busy:
+            track = self.track(spec)
+            if track is None:
+                return None
+            self._busy[key] = busy_of(track)
+        return self._busy[key]
 
     def event_at(self, index: int, col: int) -> int:
         """The trace row drawn at cell ``col`` of row ``index`` (-1: nothing)."""
@@ -141,7 +179,10 @@ class TimelineModel:
         lane = int(self.trace.lane[row])
         group = self.trace.lanes[lane].group
         changed = False
-        if group in self.folds.groups_folded:
+        if lane in self.folds.hidden:
+            self.folds.hidden.discard(lane)
+            changed = True
+        if group in self.folds.groups_folded and lane not in self.folds.pinned:
             self.folds.groups_folded.discard(group)
             changed = True
         if int(self.trace.depth[row]) > 0 and lane not in self.folds.lanes_open:
@@ -230,9 +271,15 @@ class TimelineModel:
         self.version += 1
 
     def zoom_to_selection(self) -> bool:
+        """Fit the selected event; an annotation (``attn_fwd``) with the GPU work
+        launched inside it (``range_data.event_span``, once the trace is linked)."""
         if self.selected < 0:
             return False
-        self.viewport.show(*self.rel(self.selected))
+        if int(self.trace.kind[self.selected]) == Kind.USER_ANNOTATION:
+            lo, hi, _ = event_span(self.trace, self.links, self.selected)
+            self.viewport.show(float(lo), float(hi))
+        else:
+            self.viewport.show(*self.rel(self.selected))
         self.version += 1
         return True
 

@@ -90,6 +90,7 @@ class Cells:
     owner: np.ndarray  # int64 trace rows
     dense: np.ndarray  # int64 counts
     alt: np.ndarray | None = None  # bool: odd position in its track (alternate shade)
+    linked: np.ndarray | None = None  # bool: a launch link of the selection is here
 
 
 def cells(track: Track, t0: float, ns_per_cell: float, width: int) -> Cells:
@@ -192,6 +193,7 @@ class Run:
     row: int  # -1: empty
     dense: int  # events starting in the cell when dense, else 0
     alt: bool = False  # draw in the alternate shade (every other event of a track)
+    linked: bool = False  # linked to the selection (its launch, op or GPU work)
 
 
 def runs(c: Cells) -> list[Run]:
@@ -201,12 +203,16 @@ def runs(c: Cells) -> list[Run]:
         return []
     change = np.ones(width, dtype=bool)
     change[1:] = (c.owner[1:] != c.owner[:-1]) | (c.dense[1:] > 0) | (c.dense[:-1] > 0)
+    if c.linked is not None:
+        change[1:] |= c.linked[1:] != c.linked[:-1]
     starts = np.flatnonzero(change).tolist()
     stops = starts[1:] + [width]
     owner = c.owner.tolist()
     dense = c.dense.tolist()
     alt = c.alt.tolist() if c.alt is not None else [False] * width
-    return [Run(a, b, owner[a], dense[a], alt[a]) for a, b in zip(starts, stops, strict=False)]
+    linked = c.linked.tolist() if c.linked is not None else [False] * width
+    return [Run(a, b, owner[a], dense[a], alt[a], linked[a])
+            for a, b in zip(starts, stops, strict=False)]  # fmt: skip
 
 
 def step(track: Track, row: int, direction: int, t: float) -> int:

@@ -23,6 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
+from profiling.trace.model import GPU_KINDS
 from tui.details import copy_text, describe, event_json
 from tui.guard import ReportsErrors
 from tui.names import visible
@@ -139,7 +140,10 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
             self.update(_hint(model))
             return
         launch, op, gpu = model.linked(row)
-        inside = [model.trace.name(a) for a in reversed(model.links.ancestors(row))]
+        if int(model.trace.kind[row]) in GPU_KINDS:  # the annotations its launch sits in
+            inside = [model.trace.name(a) for a in model.links.region_of(row)]
+        else:
+            inside = [model.trace.name(a) for a in reversed(model.links.ancestors(row))]
         lines = describe(model.trace, row, launch, op, gpu, origin=model.origin,
                          chain=self._chain(model, launch), inside=inside,
                          attribution=model.links.attribution_of(row))

@@ -28,6 +28,7 @@ from tui.ops_table import (
     sort_rows,
 )
 from tui.themes import COPY_STYLE
+from tui.widgets.occurrence_jumps import ShowOccurrences
 
 SCROLLBAR = 2
 """Cells the table's vertical scrollbar takes from its width."""
@@ -212,6 +213,13 @@ class OpsView(ReportsErrors, Vertical):
             text = Text(visible(message), style="bold")
             text.append("  (the last valid filter stays applied)", style="dim")
             line.update(text)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """⏎ on a row: every occurrence of the op on the timeline (a list)."""
+        if 0 <= event.cursor_row < len(self.shown):
+            row = self.shown[event.cursor_row]
+            lanes = "cpu" if row["device_type"] == "CPU" else "gpu"
+            self.post_message(ShowOccurrences(row["key"], lanes))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.table.focus()

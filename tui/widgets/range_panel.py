@@ -17,6 +17,7 @@ from tui.guard import ReportsErrors
 from tui.keymap import bindings
 from tui.range_data import COLUMNS, RangeReport, range_report
 from tui.timeline_model import TimelineModel
+from tui.widgets.occurrence_jumps import ShowOccurrences
 
 _LEFT = ("Lane", "Name")
 
@@ -48,6 +49,13 @@ class RangePanel(ReportsErrors, Vertical):
         focus_view = getattr(self.parent, "focus_view", None)  # the TimelineView
         if focus_view is not None:
             focus_view()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """⏎ on a row: every occurrence of its name on its kind of lane (a list)."""
+        report = self.report
+        if report is not None and 0 <= event.cursor_row < len(report.names):
+            lanes = report.rows[event.cursor_row][0].lower()
+            self.post_message(ShowOccurrences(report.names[event.cursor_row], lanes))
 
     def sync(self) -> None:
         """Show the model's range (fold away without one); rebuild only when it changed.

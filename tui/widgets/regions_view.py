@@ -18,6 +18,7 @@ from tui.links import LinkLookup, chain_text
 from tui.names import clip, short_name, visible
 from tui.regions_data import KernelRow, Region, gpu_sparkline, instance_span, kernel_rows
 from tui.themes import COPY_STYLE
+from tui.widgets.occurrence_jumps import ShowOccurrences
 from tui.widgets.table_focus import RemembersTableFocus
 
 
@@ -213,8 +214,8 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
             self.instances_table.focus()
         elif table.id == "region-instances":
             self.kernels_table.focus()
-        else:
-            self.action_zoom()
+        elif 0 <= event.cursor_row < len(self.kernels):  # every occurrence of the GPU event
+            self.post_message(ShowOccurrences(self.kernels[event.cursor_row].name, "gpu"))
 
     def action_up(self) -> None:
         if self.kernels_table.has_focus:

@@ -18,13 +18,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from profiling.trace.model import GPU_KINDS, Kind
-from tui.glyphs import low_colour, run_text
+from tui.glyphs import low_colour
 from tui.guard import ReportsErrors
+from tui.link_marks import connectors
 from tui.names import clip, visible
 from tui.timeline_model import TimelineModel
 from tui.timeline_moves import next_gpu_lane, next_lane, unfold_for_gpu
-from tui.tracks import runs
+from tui.widgets.lane_keys import LaneKeys
 from tui.widgets.mark_keys import MarkKeys
+from tui.widgets.track_draw import summary_label, track_segments
 
 KIND_CLASS = {
     Kind.CPU_OP: "timeline--cpu",
@@ -44,7 +46,7 @@ def label_width(total: int) -> int:
     return max(14, min(30, total // 5))
 
 
-class Timeline(ReportsErrors, MarkKeys, ScrollView, can_focus=True):
+class Timeline(ReportsErrors, MarkKeys, LaneKeys, ScrollView, can_focus=True):
     """Lanes over time.  Keys act on the model; the widget only draws it."""
 
     COMPONENT_CLASSES = {
@@ -61,6 +63,9 @@ class Timeline(ReportsErrors, MarkKeys, ScrollView, can_focus=True):
         "timeline--python",
         "timeline--other",
         "timeline--selected",
+        "timeline--linked",
+        "timeline--connector",
+        "timeline--density",
     }
 
     # Its keys (tui/keymap.py) are bound on TimelineView, so they also work while
@@ -78,6 +83,8 @@ class Timeline(ReportsErrors, MarkKeys, ScrollView, can_focus=True):
         self.model = model
         self._styles: dict[tuple, Style] = {}
         self._theme_key: object = None
+        self._conn_key: tuple = ()
+        self._conn: dict[int, dict[int, str]] = {}
 
     # ---- sizes ----
 
@@ -183,7 +190,10 @@ class Timeline(ReportsErrors, MarkKeys, ScrollView, can_focus=True):
     def _label(self, index: int) -> list[Segment]:
         spec = self.model.rows[index]
         width = self.label_cells
-        if spec.kind == "group":
+        if spec.kind == "pins":
+            text = "⊤ " + spec.label
+            style = self._style("timeline--group")
+        elif spec.kind == "group":
             text = ("▸ " if spec.folded else "▾ ") + visible(spec.label)
             style = self._style("timeline--group")
         elif spec.kind == "lane":
@@ -197,29 +207,31 @@ class Timeline(ReportsErrors, MarkKeys, ScrollView, can_focus=True):
             style = self._style("timeline--cursor")
         elif index == self.model.cursor:
             style = style + Style(underline=True)
-        return [Segment(clip(text, width - 1).ljust(width - 1), style), Segment(" ", style)]
+        extra = summary_label(self.model, index) if spec.folded else ""
+        room = width - 1
+        if extra and room - len(extra) - 1 >= 6:  # a folded row: its count and busy share
+            text = clip(text, room - len(extra) - 1).ljust(room - len(extra)) + extra
+        return [Segment(clip(text, room).ljust(room), style), Segment(" ", style)]
 
     def _track(self, index: int) -> list[Segment]:
-        cells = self.model.row_cells(index)
-        width = self.model.viewport.width
-        empty = self._style("timeline--empty")
-        if cells is None:
-            return [Segment(" " * width, empty)]
-        out: list[Segment] = []
-        trace = self.model.trace
-        low = self.low_colour
-        found = runs(cells)
-        for i, run in enumerate(found):
-            n = run.stop - run.start
-            if run.row < 0:
-                out.append(Segment(" " * n, empty))
-                continue
-            touches = i + 1 < len(found) and found[i + 1].row >= 0
-            name = "" if run.dense else trace.name(run.row)
-            text = run_text(int(trace.kind[run.row]), name, n, dense=run.dense,
-                            touches_next=touches, low=low)  # fmt: skip
-            out.append(Segment(text, self._event_style(run.row, run.dense, run.alt)))
-        return out
+        return track_segments(self.model, index, low=self.low_colour, style_of=self._style,
+                              event_style=self._event_style,
+                              conn=self._connectors().get(index))  # fmt: skip
+
+    def _connectors(self) -> dict[int, dict[int, str]]:
+        """The launch-link connectors of this frame (``tui.link_marks``), worked out
+        once per frame for the rows on screen, not once per line."""
+        model, vp = self.model, self.model.viewport
+        top = int(self.scroll_y)
+        height = self.scrollable_content_region.height or self.size.height
+        key = (model.version, model.selected, top, height, vp.start, vp.span, vp.width,
+               model.links.ready)  # fmt: skip
+        if key != self._conn_key:
+            self._conn_key = key
+            self._conn = connectors(model.link_set, model.trace, model.where, vp.start,
+                                    vp.ns_per_cell, vp.width, (top, top + height),
+                                    model.origin)  # fmt: skip
+        return self._conn
 
     # ---- actions ----
 

@@ -28,6 +28,7 @@ from tui.search import Query, QueryError, find, next_match, parse_query
 from tui.session import Session, error_line, load_session
 from tui.timeline_model import TimelineModel
 from tui.widgets.findings_view import FindingsView
+from tui.widgets.occurrence_jumps import OccurrenceJumps
 from tui.widgets.ops_view import OpsView
 from tui.widgets.ranks_view import RanksView
 from tui.widgets.regions_view import RegionsView
@@ -63,7 +64,7 @@ def progress_text(stage: str, fraction: float, size: int) -> str:
     return f"{stage} …"
 
 
-class TracePane(ReportsErrors, Vertical):
+class TracePane(ReportsErrors, OccurrenceJumps, Vertical):  # OccurrenceJumps: the list, n/N
     """Owns one ``Session`` and its views; ``state`` is loading, ready or error."""
 
     class Settled(Message):

@@ -1,0 +1,179 @@
+"""Launch links you can see (issue 11 item 2): the selection's launch call and op,
+or the GPU work it launched, are marked; connectors join launch and kernel; one
+launch chain everywhere; fit on an annotation takes its GPU work (item 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.trace import load_trace
+from profiling.trace.model import Kind
+from tests.conftest import SAMPLE_TRACES
+from tui.app import AttnTuiApp
+from tui.link_marks import (
+    ARROW_RIGHT,
+    DOWN_END,
+    VERTICAL,
+    connectors,
+    link_set,
+    marked_mask,
+    row_of,
+)
+from tui.links import LinkLookup
+from tui.range_data import event_span
+from tui.regions_data import kernel_rows, region_list
+from tui.timeline_model import TimelineModel
+from tui.widgets.timeline import Timeline
+
+from .test_tui_pilot import wait_loaded
+
+NAIVE = SAMPLE_TRACES / "naive.json.gz"
+
+
+def _model(ready: bool = True) -> TimelineModel:
+    trace = load_trace(NAIVE, use_cache=False)
+    links = LinkLookup(AnalysedTrace(trace))
+    if ready:
+        links.analysis  # noqa: B018 - linked, as after the app's analysis
+    return TimelineModel(trace, links, width=100)
+
+
+def _first(trace, kind) -> int:
+    return int(np.flatnonzero(trace.kind == kind)[0])
+
+
+def test_a_gpu_event_marks_its_launch_call_and_op():
+    m = _model()
+    t = m.trace
+    mc = _first(t, Kind.MEMCPY)
+    ls = link_set(t, m.links, mc, m.origin)
+    call, op = m.links.launch_of(mc), m.links.op_of(mc)
+    assert t.name(call) == "cudaMemcpyAsync" and t.name(op) == "aten::copy_"
+    assert sorted(ls.marked.tolist()) == sorted([call, op])
+    assert ls.src.tolist() == [call] and ls.dst.tolist() == [mc]
+
+
+def test_an_op_marks_every_gpu_event_it_launched():
+    m = _model()
+    t = m.trace
+    fwd = next(r for r in range(len(t)) if t.name(r) == "attn_fwd"
+               and t.kind[r] == Kind.USER_ANNOTATION)  # fmt: skip
+    ls = link_set(t, m.links, fwd, m.origin)
+    gpu = m.links.gpu_of(fwd)
+    assert gpu.size >= 5
+    assert set(gpu.tolist()) <= set(ls.marked.tolist())
+    assert sorted(ls.dst.tolist()) == sorted(gpu.tolist())
+    calls = {t.name(int(c)) for c in ls.src}
+    assert "cudaMemcpyAsync" in calls and fwd not in ls.marked
+
+
+def test_nothing_is_linked_before_the_analysis_and_nothing_computed():
+    m = _model(ready=False)
+    m.select(_first(m.trace, Kind.MEMCPY))
+    assert not m.link_set and not m.links.ready  # the selection never waits for links
+
+
+def test_link_set_is_computed_once_per_selection(monkeypatch):
+    m = _model()
+    calls = []
+    import tui.timeline_model as tm
+
+    real = tm.link_set
+    monkeypatch.setattr(tm, "link_set", lambda *a: calls.append(a) or real(*a))
+    m.select(_first(m.trace, Kind.MEMCPY))
+    for _ in range(5):
+        m.zoom_out()
+        for i in range(len(m.rows)):
+            m.row_cells(i)
+    assert len(calls) == 1
+
+
+def test_marked_cells_and_connector_glyphs():
+    m = _model()
+    t = m.trace
+    mc = _first(t, Kind.MEMCPY)
+    call = m.links.launch_of(mc)
+    m.select(mc)
+    m.viewport.show(*m.rel(call)[:1], m.rel(mc)[1])  # launch and copy on screen
+    vp = m.viewport
+    ls = m.link_set
+    a, b = row_of(t, m.where, call), row_of(t, m.where, mc)
+    assert 0 <= a < b
+    mask = marked_mask(ls, [int(t.lane[call])], int(t.depth[call]), vp.start, vp.ns_per_cell,
+                       vp.width)  # fmt: skip
+    col = int((m.rel(call)[0] - vp.start) // vp.ns_per_cell)
+    assert mask is not None and mask[col]
+    assert m.row_cells(a).linked[col]
+    conn = connectors(ls, t, m.where, vp.start, vp.ns_per_cell, vp.width, (0, len(m.rows)),
+                      m.origin)  # fmt: skip
+    for r in range(a + 1, b):
+        assert conn[r][col] == VERTICAL
+    target = conn[b]
+    assert target[col] == DOWN_END and ARROW_RIGHT in target.values()
+    # both ends must be on screen: scrolled past the launch row, nothing is drawn
+    assert connectors(ls, t, m.where, vp.start, vp.ns_per_cell, vp.width, (a + 1, 99),
+                      m.origin) == {}  # fmt: skip
+
+
+def test_one_chain_everywhere_details_and_regions_agree():
+    m = _model()
+    t = m.trace
+    analysed = m.links.analysed
+    region = next(r for r in region_list(analysed) if r.name == "attn_fwd")
+    for inst in region.instances:
+        for k in kernel_rows(analysed, inst):
+            chain = tuple(t.name(r) for r in m.links.chain_of(k.row))
+            assert chain == k.launch_chain, (k.name, chain, k.launch_chain)
+    mc = _first(t, Kind.MEMCPY)
+    names = [t.name(r) for r in m.links.chain_of(mc)]
+    assert names == ["aten::masked_fill", "aten::clone", "aten::copy_", "cudaMemcpyAsync"]
+    assert [t.name(r) for r in m.links.region_of(mc)] == ["ProfilerStep#2", "attn_fwd"]
+
+
+def test_fit_on_an_annotation_takes_its_gpu_work():
+    m = _model()
+    t = m.trace
+    fwd = next(r for r in range(len(t)) if t.name(r) == "attn_fwd"
+               and t.kind[r] == Kind.USER_ANNOTATION)  # fmt: skip
+    m.select(fwd)
+    assert m.zoom_to_selection()
+    lo, hi, gpu = event_span(t, m.links, fwd)
+    assert gpu > 0 and hi > m.rel(fwd)[1]  # the GPU work ends after the CPU side
+    assert m.viewport.start <= lo and m.viewport.end >= hi
+    op = _first(t, Kind.CPU_OP)  # an op still fits itself only
+    m.select(op)
+    m.zoom_to_selection()
+    assert m.viewport.span < (m.rel(op)[1] - m.rel(op)[0]) * 1.2 + 200
+
+
+def _lines(app) -> list[str]:
+    tl = app.query_one(Timeline)
+    return ["".join(s.text for s in tl.render_line(y)) for y in range(tl.size.height)]
+
+
+async def test_pilot_kernel_draws_connector_and_marks(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")  # the glyphs carry it without colour
+    app = AttnTuiApp([str(NAIVE)], theme="attn-dark")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        m = app.pane.model
+        tl = app.query_one(Timeline)
+        mc = _first(m.trace, Kind.MEMCPY)
+        tl.select_row(mc)
+        await pilot.press("f", "s", "s", "s")
+        await pilot.pause()
+        lines = _lines(app)
+        call = m.links.launch_of(mc)
+        a, b = row_of(m.trace, m.where, call), row_of(m.trace, m.where, mc)
+        col = tl.label_cells + int((m.rel(call)[0] - m.viewport.start) // m.viewport.ns_per_cell)
+        between = [lines[r][col] for r in range(a + 1, b)]
+        assert VERTICAL in between
+        # the call's row draws it in the linked style
+        segs = list(tl.render_line(a))
+        linked = tl._style("timeline--linked")
+        assert any(s.style == linked for s in segs)
+        assert "Memcpy" in lines[b]  # the copy is not hidden by the connector
+        await pilot.press("g")  # to the launch: the copy is marked now
+        await pilot.pause()
+        assert m.selected == call and mc in m.link_set.marked

@@ -1,0 +1,226 @@
+"""Launch links drawn on the timeline (pure numpy; no Textual).
+
+With a GPU event selected, its launching runtime call and the op around that call
+are *marked* on their lanes; with an op, annotation or runtime call selected,
+every GPU event it launched is.  A *connector* joins each launch call to the GPU
+event it enqueued, like Perfetto's flow arrows: a vertical line of box-drawing
+glyphs in the column of the launch, on the rows between the two, then (one link)
+along the GPU row to the event, drawn only in empty cells so it never hides an
+event.
+
+Cost: ``link_set`` runs once per selection (a few numpy ops over the selected
+op's GPU events; the timeline model caches it), never per frame.  Per frame,
+``marked_mask`` and ``connectors`` look only at the links inside the window
+(binary searches on arrays sorted once per selection), so a 10 M-event trace
+draws links at the cost of the ones on screen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from profiling.trace.model import GPU_KINDS, Kind, Trace
+from tui.links import LinkLookup
+from tui.rows import RowSpec
+
+_NONE = np.zeros(0, dtype=np.int64)
+MAX_CONNECTOR_COLUMNS = 512
+"""Connectors drawn per frame at most (distinct columns); past it the links in the
+window are sampled evenly (a zoomed-out op of 100,000 kernels is a solid band)."""
+LAUNCHERS = (Kind.CPU_OP, Kind.USER_ANNOTATION, Kind.RUNTIME, Kind.PYTHON_FUNCTION)
+
+VERTICAL, DOWN_END, UP_END, HORIZONTAL = "│", "╰", "╭", "─"
+ARROW_RIGHT, ARROW_LEFT, ARROW_DOWN, ARROW_UP = "▶", "◀", "▼", "▲"
+
+
+@dataclass(frozen=True)
+class LaneMarks:
+    """The marked rows of one lane, in start order, for window queries."""
+
+    rows: np.ndarray
+    ts: np.ndarray  # float64 start, ns from the origin
+    end: np.ndarray
+    maxend: np.ndarray  # running maximum of ``end`` (the window's first candidate)
+    depth: np.ndarray
+
+
+@dataclass(frozen=True)
+class LinkSet:
+    """What the selection links to: ``marked`` rows (drawn as linked) and the
+    connector pairs ``src`` (launch call) -> ``dst`` (GPU event), sorted by the
+    call's start."""
+
+    selected: int = -1
+    marked: np.ndarray = field(default_factory=lambda: _NONE)
+    src: np.ndarray = field(default_factory=lambda: _NONE)
+    dst: np.ndarray = field(default_factory=lambda: _NONE)
+    src_ts: np.ndarray = field(default_factory=lambda: np.zeros(0))  # float, from origin
+    by_lane: dict[int, LaneMarks] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.marked.size)
+
+
+def link_set(trace: Trace, links: LinkLookup, row: int, origin: int) -> LinkSet:
+    """The links of trace row ``row`` (nothing until the analysis has linked the
+    trace: a selection never waits for it)."""
+    if row < 0 or not links.ready:
+        return LinkSet(row)
+    kind = int(trace.kind[row])
+    if kind in GPU_KINDS:
+        call, op = links.launch_of(row), links.op_of(row)
+        marked = np.array([r for r in (call, op) if r >= 0], dtype=np.int64)
+        src = np.array([call] if call >= 0 else [], dtype=np.int64)
+        dst = np.array([row] if call >= 0 else [], dtype=np.int64)
+    elif kind in LAUNCHERS:
+        gpu = links.gpu_of(row)
+        calls = links.analysis.launch[gpu] if gpu.size else _NONE
+        keep = calls >= 0
+        src, dst = calls[keep].astype(np.int64), gpu[keep].astype(np.int64)
+        marked = np.union1d(gpu, src) if kind != Kind.RUNTIME else np.asarray(gpu, np.int64)
+    else:
+        return LinkSet(row)
+    marked = np.setdiff1d(marked, [row])
+    order = np.argsort(trace.ts_ns[src], kind="stable")
+    src, dst = src[order], dst[order]
+    src_ts = (trace.ts_ns[src] - origin).astype(np.float64)
+    return LinkSet(row, marked, src, dst, src_ts, _by_lane(trace, marked, origin))
+
+
+def _by_lane(trace: Trace, rows: np.ndarray, origin: int) -> dict[int, LaneMarks]:
+    out: dict[int, LaneMarks] = {}
+    if not rows.size:
+        return out
+    lanes = trace.lane[rows]
+    order = np.lexsort((trace.ts_ns[rows], lanes))
+    rows, lanes = rows[order], lanes[order]
+    cuts = np.flatnonzero(np.diff(lanes)) + 1
+    for part in np.split(rows, cuts):
+        ts = (trace.ts_ns[part] - origin).astype(np.float64)
+        end = ts + trace.dur_ns[part].astype(np.float64)
+        out[int(trace.lane[part[0]])] = LaneMarks(
+            part, ts, end, np.maximum.accumulate(end), trace.depth[part].astype(np.int64)
+        )
+    return out
+
+
+def marked_mask(
+    ls: LinkSet, lanes: list[int], depth: int | None, t0: float, ns_per_cell: float, width: int
+) -> np.ndarray | None:
+    """Cells of one screen row covered by a marked event on ``lanes`` (at ``depth``,
+    or any depth for a folded summary); None when none is."""
+    if not ls.by_lane or width <= 0:
+        return None
+    t1 = t0 + ns_per_cell * width
+    starts, stops = [], []
+    for lane in lanes:
+        lm = ls.by_lane.get(lane)
+        if lm is None:
+            continue
+        lo = int(np.searchsorted(lm.maxend, t0, side="right"))
+        hi = int(np.searchsorted(lm.ts, t1, side="left"))
+        if lo >= hi:
+            continue
+        keep = lm.end[lo:hi] > t0
+        if depth is not None:
+            keep &= lm.depth[lo:hi] == depth
+        if not keep.any():
+            continue
+        c0 = np.floor((lm.ts[lo:hi][keep] - t0) / ns_per_cell)
+        c1 = np.maximum(np.ceil((lm.end[lo:hi][keep] - t0) / ns_per_cell), c0 + 1)
+        starts.append(np.clip(c0, 0, width).astype(np.int64))
+        stops.append(np.clip(c1, 0, width).astype(np.int64))
+    if not starts:
+        return None
+    a, b = np.concatenate(starts), np.concatenate(stops)
+    diff = np.bincount(a, minlength=width + 1) - np.bincount(b, minlength=width + 1)
+    mask = np.cumsum(diff[:width]) > 0
+    return mask if mask.any() else None
+
+
+def screen_rows(rows: list[RowSpec], trace: Trace) -> dict[tuple, int]:
+    """Where each (lane, depth) is drawn: ``("d", lane, depth)`` for a depth row,
+    ``("l", lane)`` for a lane's one row, ``("g", group)`` for a folded group.
+    Built once per change of the rows (the connectors look rows up in it)."""
+    out: dict[tuple, int] = {}
+    for i, spec in enumerate(rows):
+        if spec.kind == "group" and spec.folded:
+            out[("g", spec.group)] = i
+        elif spec.lane >= 0:
+            if spec.depth is None:
+                out[("l", spec.lane)] = i
+            else:
+                out[("d", spec.lane, spec.depth)] = i
+    return out
+
+
+def row_of(trace: Trace, where: dict[tuple, int], row: int) -> int:
+    """The screen row that draws trace row ``row`` (-1: hidden)."""
+    lane = int(trace.lane[row])
+    found = where.get(("d", lane, int(trace.depth[row])))
+    if found is None:
+        found = where.get(("l", lane))
+    if found is None:
+        found = where.get(("g", trace.lanes[lane].group))
+    return -1 if found is None else found
+
+
+def connectors(
+    ls: LinkSet,
+    trace: Trace,
+    where: dict[tuple, int],
+    t0: float,
+    ns_per_cell: float,
+    width: int,
+    visible: tuple[int, int],
+    origin: int,
+) -> dict[int, dict[int, str]]:
+    """Screen row -> {cell: glyph} of the connectors whose both ends are on the
+    screen rows ``visible`` (first, stop) and whose launch is in the window.
+    The widget draws a glyph only where its cell is empty."""
+    out: dict[int, dict[int, str]] = {}
+    if not ls.src.size or width <= 0:
+        return out
+    t1 = t0 + ns_per_cell * width
+    lo = int(np.searchsorted(ls.src_ts, t0, side="left"))
+    hi = int(np.searchsorted(ls.src_ts, t1, side="left"))
+    if lo >= hi:
+        return out
+    idx = np.arange(lo, hi)
+    if idx.size > MAX_CONNECTOR_COLUMNS * 8:
+        idx = np.unique(np.linspace(lo, hi - 1, MAX_CONNECTOR_COLUMNS * 8).astype(np.int64))
+    cols = np.floor((ls.src_ts[idx] - t0) / ns_per_cell).astype(np.int64)
+    src, dst = ls.src[idx], ls.dst[idx]
+    # one connector per (source row, target row, column)
+    src_key = trace.lane[src].astype(np.int64) * 65536 + trace.depth[src].astype(np.int64)
+    dst_key = trace.lane[dst].astype(np.int64)
+    _, first = np.unique(np.stack([src_key, dst_key, cols]), axis=1, return_index=True)
+    first = np.sort(first)[:MAX_CONNECTOR_COLUMNS]
+    single = first.size == 1
+    for k in first.tolist():
+        a, b = row_of(trace, where, int(src[k])), row_of(trace, where, int(dst[k]))
+        if a < 0 or b < 0 or a == b or not all(visible[0] <= r < visible[1] for r in (a, b)):
+            continue
+        col = int(cols[k])
+        step = 1 if b > a else -1
+        for r in range(a + step, b, step):
+            out.setdefault(r, {})[col] = VERTICAL
+        target = out.setdefault(b, {})
+        d0 = int(np.floor((float(trace.ts_ns[dst[k]] - origin) - t0) / ns_per_cell))
+        if single and d0 > col + 1:
+            target[col] = DOWN_END if step > 0 else UP_END
+            for c in range(col + 1, min(d0 - 1, width)):
+                target[c] = HORIZONTAL
+            if d0 - 1 < width:
+                target[d0 - 1] = ARROW_RIGHT
+        elif single and d0 < col - 1:
+            target[col] = "╯" if step > 0 else "╮"
+            for c in range(max(d0 + 1, 0), col):
+                target[c] = HORIZONTAL
+            if d0 + 1 >= 0:
+                target[d0 + 1] = ARROW_LEFT
+        else:
+            target.setdefault(col, ARROW_DOWN if step > 0 else ARROW_UP)
+    return out

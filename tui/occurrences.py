@@ -1,0 +1,111 @@
+"""Every place a name happens (pure; no Textual): the rows of an Ops row, a
+Regions GPU event or a range-panel row, and the list the occurrences screen shows.
+
+The lookup is one comparison over the ``name_id`` column (each name is interned
+once), then a filter by lane kind over the matches only: a 10 M-event trace
+answers in tens of milliseconds.  The list shows at most ``LIST_CAP`` rows (the
+chains of each are worked out only for those) and says how many there are; ``n``
+/ ``N`` on the timeline step through all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from profiling.trace.model import GPU_KINDS, Kind, Trace
+from tui.fmt import fmt_count, fmt_ns
+from tui.links import LinkLookup, chain_text
+from tui.names import visible
+
+LIST_CAP = 1000
+"""Rows the occurrences list shows (all of them are stepped through with n/N)."""
+STEP_GROUP = "ProfilerStep*"
+"""torch's table groups ``ProfilerStep#N`` under this key: it matches by prefix."""
+LANE_KINDS = ("all", "cpu", "gpu")
+
+
+def name_ids(trace: Trace, name: str) -> np.ndarray:
+    """Interned ids of ``name`` (``ProfilerStep*``: every ``ProfilerStep#N``)."""
+    if name == STEP_GROUP or (name.endswith("*") and trace.string_ids(name) is None):
+        prefix = name[:-1]
+        ids = [i for i, s in enumerate(trace.strings) if s.startswith(prefix)]
+        return np.asarray(ids, dtype=np.int64)
+    found = trace.string_ids(name)
+    return np.asarray([] if found is None else [found], dtype=np.int64)
+
+
+def occurrences(trace: Trace, name: str, lanes: str = "all") -> np.ndarray:
+    """Rows named ``name`` on ``lanes`` (``cpu``, ``gpu`` or ``all``), flows left out,
+    in start order (ties by lane), as ``tui.search.find`` orders its matches."""
+    ids = name_ids(trace, name)
+    if ids.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if ids.size == 1:
+        mask = trace.name_id == ids[0]
+    else:
+        mask = np.isin(trace.name_id, ids)
+    rows = np.flatnonzero(mask).astype(np.int64)
+    rows = rows[trace.kind[rows] != Kind.FLOW]
+    if lanes in ("cpu", "gpu") and rows.size:
+        gpu_lane = np.array([lane.kind == "gpu" for lane in trace.lanes], dtype=bool)
+        on_gpu = gpu_lane[trace.lane[rows]]
+        rows = rows[on_gpu if lanes == "gpu" else ~on_gpu]
+    order = np.lexsort((trace.lane[rows], trace.ts_ns[rows]))
+    return rows[order]
+
+
+def lane_text(trace: Trace, row: int) -> str:
+    """``group › lane`` of a row, visible."""
+    lane = trace.lanes[int(trace.lane[row])]
+    group = trace.groups[lane.group] if 0 <= lane.group < len(trace.groups) else None
+    text = visible(lane.label or str(lane.tid))
+    return f"{visible(group.label)} › {text}" if group is not None and group.label else text
+
+
+def launcher_text(trace: Trace, links: LinkLookup, row: int) -> str:
+    """Who launched ``row``: a GPU event's whole launch chain (``chain_text``, the
+    details panel's and the Regions view's), a CPU event's enclosing op; '' if none."""
+    if int(trace.kind[row]) in GPU_KINDS:
+        if not links.ready:
+            return "(analysing…)"
+        return chain_text([trace.name(r) for r in links.chain_of(row)])
+    around = links.ancestors(row)
+    return visible(trace.name(around[0])) if around else ""
+
+
+@dataclass(frozen=True)
+class OccurrenceList:
+    """The occurrences of one name: every row, and the listed ones' display text."""
+
+    name: str
+    rows: np.ndarray
+    table: list[tuple[str, str, str, str, str]]  # #, start, duration, lane, launched by
+
+    @property
+    def title(self) -> str:
+        n = len(self.rows)
+        shown = f" (the first {fmt_count(len(self.table))} listed)" if n > len(self.table) else ""
+        return (f"{visible(self.name)}: {fmt_count(n)} occurrence{'s' if n != 1 else ''}"
+                f"{shown} · ⏎/z show on the timeline, then n/N step · esc closes")  # fmt: skip
+
+
+def occurrence_list(
+    trace: Trace, links: LinkLookup, name: str, lanes: str = "all", cap: int = LIST_CAP
+) -> OccurrenceList:
+    """The list for ``name``: start (from the trace start), duration, lane and
+    launching op of the first ``cap`` occurrences."""
+    rows = occurrences(trace, name, lanes)
+    origin = trace.start_ns
+    table = [
+        (
+            str(i + 1),
+            "+" + fmt_ns(float(trace.ts_ns[r] - origin)),
+            fmt_ns(float(trace.dur_ns[r])),
+            lane_text(trace, r),
+            launcher_text(trace, links, r),
+        )
+        for i, r in enumerate(rows[:cap].tolist())
+    ]
+    return OccurrenceList(name, rows, table)

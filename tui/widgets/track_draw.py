@@ -1,0 +1,123 @@
+"""Segments of one timeline row's track area (kept out of ``timeline.py``).
+
+A row's cells (``TimelineModel.row_cells``) become runs, and each run a
+``Segment``: an event's box with its name, a dense cell's shade, or empty space,
+where the launch-link connectors (``tui.link_marks``) are drawn; a vertical
+connector also crosses a wide event box (one cell, in the box's colour), never
+a narrow box, a dense cell or a copy's letter.  A folded process or lane is
+drawn as its busy-share strip (``tui.density``), except for Memcpy/Memset cells
+and the selected event, which keep their own letters and colour so they still
+stand out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.segment import Segment
+from rich.style import Style
+
+from tui.density import busy_cells, strip_text, window_share
+from tui.fmt import fmt_count
+from tui.glyphs import is_copy, run_text
+from tui.link_marks import VERTICAL
+from tui.tracks import Run, runs
+
+StyleOf = Callable[[str], Style]
+EventStyle = Callable[[int, int, bool], Style]
+
+_LINKED = "timeline--linked"
+CROSS_MIN = 3
+"""A vertical connector crosses an event box this wide or wider (drawn in the box);
+a narrower box, a dense cell or a copy's letter is never drawn over."""
+
+
+def _empty(run: Run, conn: dict[int, str] | None, style_of: StyleOf) -> list[Segment]:
+    """Empty cells, with the connector glyphs that fall in them."""
+    n = run.stop - run.start
+    empty = style_of("timeline--empty")
+    if not conn:
+        return [Segment(" " * n, empty)]
+    line = style_of("timeline--connector")
+    out: list[Segment] = []
+    gap = 0
+    for col in range(run.start, run.stop):
+        glyph = conn.get(col)
+        if glyph is None:
+            gap += 1
+            continue
+        if gap:
+            out.append(Segment(" " * gap, empty))
+            gap = 0
+        out.append(Segment(glyph, line))
+    if gap:
+        out.append(Segment(" " * gap, empty))
+    return out
+
+
+def _crossed(text: str, start: int, conn: dict[int, str]) -> str:
+    """An event box with the vertical connector lines that pass through it (one
+    cell each, in the box's own colour: the box stays whole and readable)."""
+    chars = list(text)
+    for col, glyph in conn.items():
+        if glyph == VERTICAL and 0 <= col - start < len(chars):
+            chars[col - start] = glyph
+    return "".join(chars)
+
+
+def track_segments(
+    model,
+    index: int,
+    *,
+    low: bool,
+    style_of: StyleOf,
+    event_style: EventStyle,
+    conn: dict[int, str] | None = None,
+) -> list[Segment]:
+    """The track area of screen row ``index`` as Segments."""
+    cells = model.row_cells(index)
+    width = model.viewport.width
+    if cells is None:
+        return _empty(Run(0, width, -1, 0), conn, style_of)
+    busy = model.summary(index)
+    strip = ""
+    if busy is not None:
+        vp = model.viewport
+        strip = strip_text(busy_cells(busy, vp.start, vp.ns_per_cell, width))
+    trace = model.trace
+    out: list[Segment] = []
+    found = runs(cells)
+    for i, run in enumerate(found):
+        n = run.stop - run.start
+        if run.row < 0:
+            out.extend(_empty(run, conn, style_of))
+            continue
+        kind = int(trace.kind[run.row])
+        if strip and not is_copy(kind) and run.row != model.selected:
+            style = style_of(_LINKED if run.linked else "timeline--density")
+            out.append(Segment(strip[run.start : run.stop], style))
+            continue
+        touches = i + 1 < len(found) and found[i + 1].row >= 0
+        name = "" if run.dense else trace.name(run.row)
+        text = run_text(kind, name, n, dense=run.dense, touches_next=touches, low=low)
+        if conn and n >= CROSS_MIN and not run.dense and not is_copy(kind):
+            text = _crossed(text, run.start, conn)
+        if run.linked and run.row != model.selected:
+            style = style_of(_LINKED)
+        else:
+            style = event_style(run.row, run.dense, run.alt)
+        out.append(Segment(text, style))
+    return out
+
+
+def summary_label(model, index: int) -> str:
+    """What a folded row's label adds: its event count and busy share of the window
+    (``1.2k · 43%``); '' for other rows."""
+    busy = model.summary(index)
+    if busy is None:
+        return ""
+    track = model.track(model.rows[index])
+    n = len(track) if track is not None else 0
+    vp = model.viewport
+    share = window_share(busy, max(vp.start, 0.0), min(vp.end, vp.total))
+    return f"{fmt_count(n)} · {share:.0%}"
