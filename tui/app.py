@@ -22,7 +22,6 @@ from tui.keymap import bindings
 from tui.palette import REPLACED_SYSTEM_COMMANDS, palette_commands
 from tui.screen_size import too_small
 from tui.screens.help import HelpScreen
-from tui.screens.occurrences import OccurrencesScreen
 from tui.screens.search import SearchScreen
 from tui.screens.too_small import TooSmallScreen
 from tui.screenshot import save_svg
@@ -33,6 +32,7 @@ from tui.widgets.diff_view import DiffView
 from tui.widgets.findings_view import FindingsView
 from tui.widgets.fit_footer import FitFooter
 from tui.widgets.ops_view import OpsView
+from tui.widgets.query_view import QueryView, show_query_tab
 from tui.widgets.range_panel import RangePanel
 from tui.widgets.ranks_view import RanksView
 from tui.widgets.regions_view import RegionsView
@@ -43,8 +43,7 @@ from tui.widgets.trace_pane import VIEWS, Loader, TracePane
 VIEW_WIDGETS: dict[str, type] = {
     "ranks": RanksView,
     "timeline": Timeline, "details": TimelineView, "regions": RegionsView, "ops": OpsView,
-    "findings": FindingsView, "range": RangePanel, "diff": DiffView,
-    "occurrences": OccurrencesScreen,
+    "findings": FindingsView, "range": RangePanel, "diff": DiffView, "query": QueryView,
 }  # fmt: skip
 """The widget that runs each key map view's actions (``tui.keymap``)."""
 VIEW_OF = {"details": "timeline", "range": "timeline"}
@@ -191,6 +190,9 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
                         severity="warning", timeout=5)
             return
         self._switch_tab("diff")
+
+    async def action_query(self) -> None:
+        await show_query_tab(self)  # the Query tab (issue 16), added on first use
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -165,7 +165,6 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p, cache=True)
 
     _slices_parser(sub)
-
     importlib.import_module("tui.commands.ranks").add_parser(sub)  # issue 14
     _sql_parsers(sub)
 

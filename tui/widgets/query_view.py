@@ -178,7 +178,7 @@ class QueryView(ReportsErrors, Vertical):
         file, row = target
         pane = self._panes[file] if file < len(self._panes) else None
         session = getattr(pane, "session", None)
-        if session is None or row >= len(session.trace):
+        if pane is None or session is None or row >= len(session.trace):
             return
         from tui.widgets.regions_view import RegionsView
 
