@@ -22,6 +22,7 @@ from tui.keymap import bindings
 from tui.palette import REPLACED_SYSTEM_COMMANDS, palette_commands
 from tui.screen_size import too_small
 from tui.screens.help import HelpScreen
+from tui.screens.occurrences import OccurrencesScreen
 from tui.screens.search import SearchScreen
 from tui.screens.too_small import TooSmallScreen
 from tui.screenshot import save_svg
@@ -44,6 +45,7 @@ VIEW_WIDGETS: dict[str, type] = {
     "ranks": RanksView,
     "timeline": Timeline, "details": TimelineView, "regions": RegionsView, "ops": OpsView,
     "findings": FindingsView, "range": RangePanel, "diff": DiffView, "query": QueryView,
+    "occurrences": OccurrencesScreen,
 }  # fmt: skip
 """The widget that runs each key map view's actions (``tui.keymap``)."""
 VIEW_OF = {"details": "timeline", "range": "timeline"}

@@ -48,6 +48,7 @@ SECTIONS: dict[str, str] = {
     "timeline": "Timeline (1)",
     "details": "Details panel (under the timeline)",
     "range": "Range panel (under the details, once m marks a range)",
+    "occurrences": "Occurrences (⏎ on an Ops, Regions GPU event or range row; o)",
     "regions": "Regions (2)",
     "ops": "Ops (3)",
     "compare": "Compare (4)",
@@ -62,17 +63,20 @@ SECTIONS: dict[str, str] = {
 PALETTE_PREFIX = {
     "ranks": "Ranks",
     "app": "", "timeline": "Timeline", "details": "Details", "range": "Range", "regions": "Regions",
+    "occurrences": "Occurrences",
     "ops": "Ops",
     "compare": "Compare", "findings": "Findings", "query": "Query", "diff": "Diff",
     "picker": "Picker",
 }  # fmt: skip
 
 _APP = (
-    Key("app", "1", "the timeline: lanes over time",
+    Key("app", "1", "the timeline: CPU threads and GPU streams over time",
         "1", "view('timeline')", "View: timeline"),
-    Key("app", "2", "regions: record_function regions, instances, GPU events",
+    Key("app", "2", "regions: the kernels of each record_function instance\n"
+        "(attn_fwd, ProfilerStep#N), instance by instance",
         "2", "view('regions')", "View: regions"),
-    Key("app", "3", "ops: torch's key_averages op table", "3", "view('ops')", "View: ops"),
+    Key("app", "3", "ops: torch's key_averages table (time per op name, as\n"
+        "prof.key_averages() prints it)", "3", "view('ops')", "View: ops"),
     Key("app", "4", "compare the open files side by side (open two or more)",
         "4", "compare", "View: compare"),
     Key("app", "5", "findings: what an expert would point out, with evidence",
@@ -87,7 +91,8 @@ _APP = (
     Key("app", "/", "search event names (substring; re:<regex> for a regex)",
         "slash", "search", "Search event names", True, "/",
         short="Search"),
-    Key("app", "n", "next search match, on the timeline", "n", "match(1)", "Next search match"),
+    Key("app", "n", "next search match (or occurrence), on the timeline", "n", "match(1)",
+        "Next search match"),
     Key("app", "N", "previous search match", "N", "match(-1)", "Previous search match"),
     Key("app", "[ / ]", "previous / next file (when several are open)"),
     Key("app", "[", "previous file", "left_square_bracket", "tab(-1)", "Previous file",
@@ -114,7 +119,8 @@ _TIMELINE = (
     Key("timeline", "d / →", "pan right", "d,right", "pan(1)", "Pan right", True, "d",
         short="Pan →"),
     Key("timeline", "0", "fit the whole trace", "0,F", "fit_all", "Fit the whole trace"),
-    Key("timeline", "f", "zoom to the selected event", "f", "zoom_selection",
+    Key("timeline", "f", "zoom to the selected event (an annotation such as\n"
+        "attn_fwd: with the GPU work it launched)", "f", "zoom_selection",
         "Zoom to the selected event"),
     Key("timeline", "j / ↓", "row cursor down", "down,j", "cursor(1)", "Row down"),
     Key("timeline", "k / ↑", "row cursor up", "up,k", "cursor(-1)", "Row up"),
@@ -159,6 +165,20 @@ _TIMELINE = (
     Key("timeline", "~", "previous mark", "tilde", "jump_mark(-1)",
         "Jump to the previous mark", in_help=False),
     Key("timeline", '"', "clear every mark", "quotation_mark", "clear_marks", "Clear the marks"),
+    Key("timeline", "o", "every occurrence of the selected event's name: a list;\n"
+        "⏎ shows one, then n / N step through them", "o", "occurrences",
+        "Occurrences of the selected name"),
+    Key("timeline", "p", "pin the cursor's lane (on a process: its lanes) to the\n"
+        "top; p again unpins", "p", "pin_lane", "Pin / unpin a lane"),
+    Key("timeline", "x", "hide the cursor's lane (on a process: its lanes)",
+        "x", "hide_lane", "Hide a lane"),
+    Key("timeline", "X", "restore every hidden lane", "X", "restore_lanes",
+        "Restore hidden lanes"),
+    Key("timeline", "c", "fold / unfold the whole process the cursor is in; a\n"
+        "folded row: busy share per cell (▁▃█), events, busy %",
+        "c", "fold_process", "Fold / unfold the process"),
+    Key("timeline", "links", "a selected kernel marks its launch call and op; an op\n"
+        "marks the GPU work it launched; │╰─▶ joins launch\nand kernel where both are on screen"),
     Key("timeline", "L", "legend: what each colour, letter and glyph means\n"
         "(Memcpy, Memset, kernel density); also at the end of help",
         "L", "legend", "Legend: colours and glyphs"),
@@ -192,13 +212,23 @@ _RANGE = (
         "the details); ↑ / ↓ move in it. Per lane kind and name:\n"
         "count, time inside the range (clipped to it), avg, min,\n"
         "max, share"),
+    Key("range", "⏎", "every occurrence of the row's name (a list)"),
     Key("range", "esc", "back to the timeline", "escape", "leave", "Back to the timeline",
+        palette=False),
+)
+
+_OCCURRENCES = (
+    Key("occurrences", "↑ / ↓", "move in the list: start, duration, lane, launched by"),
+    Key("occurrences", "⏎ / z", "show it on the timeline; n / N then step through all",
+        "z", "choose", "Show on timeline", True, "z", palette=False),
+    Key("occurrences", "esc / q", "close the list", "escape,q", "close", "Close",
         palette=False),
 )
 
 _REGIONS = (
     Key("regions", "↑ / ↓", "move in the focused table"),
-    Key("regions", "⏎", "region -> its instances -> their GPU events\n(the full name below)"),
+    Key("regions", "⏎", "region -> its instances -> their GPU events\n(the full name below); "
+        "on a GPU event: its occurrences"),
     Key("regions", "▁▃█", "GPU time of each instance, in order (height from zero)"),
     Key("regions", "z", "show the instance or GPU event on the timeline", "z", "zoom",
         "Show on timeline", True),
@@ -210,6 +240,8 @@ _OPS = (
         True, short="Sort"),
     Key("ops", "O", "sort by the previous column", "O", "next_sort(-1)",
         "Sort by previous column"),
+    Key("ops", "⏎", "every occurrence of the op (a list; ⏎ shows one on the\n"
+        "timeline, n / N step)"),
     Key("ops", "r", "reverse the sort", "r", "reverse", "Reverse the sort", True, short="Reverse"),
     Key("ops", "click header", "sort by that column"),
     Key("ops", "f / ctrl+f", "filter by name (re:<regex> for a regex)",
@@ -276,7 +308,8 @@ _RANKS = (
 )
 
 KEYS: tuple[Key, ...] = _RANKS + (
-    _APP + _TIMELINE + _DETAILS + _RANGE + _REGIONS + _OPS + _COMPARE + _FINDINGS + _DIFF
+    _APP + _TIMELINE + _DETAILS + _RANGE + _OCCURRENCES
+    + _REGIONS + _OPS + _COMPARE + _FINDINGS + _DIFF
     + _PICKER + _QUERY
 )
 
