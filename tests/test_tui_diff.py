@@ -126,6 +126,11 @@ async def test_diff_naive_inplace_one_deleted_memcpy_and_jump():
         name = pane.session.trace.name(pane.model.selected)
         assert name.startswith("Memcpy DtoD")
         assert pane.model.selected == view.data.a_rows[ops.index("-")]
+        # with two files, [ / ] on the Diff tab switch files as everywhere
+        await pilot.press("7")
+        await wait_for(pilot, lambda: app.pane is None, "the Diff tab")
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: app.pane is not None, "a file tab")
 
 
 @needs_samples

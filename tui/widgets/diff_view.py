@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
@@ -189,9 +190,7 @@ class DiffView(ReportsErrors, Vertical):
     def action_other(self, step: int) -> None:
         """With three or more files: set the first against the next / previous one."""
         if self.count <= 2:
-            self.notify("[ / ] choose the other file when three or more are open",
-                        timeout=3, markup=False)
-            return
+            raise SkipAction()  # nothing to choose: [ / ] switch files, as everywhere
         choices = other_files(self.count)
         self.other = choices[(choices.index(self.other) + step) % len(choices)]
         self.update_from(self._panes)
