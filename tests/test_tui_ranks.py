@@ -98,3 +98,24 @@ async def test_step_alignment_is_said_in_the_status_line(tmp_path: Path) -> None
         await _wait(pilot, lambda: _ready(app), "the job to load")
         status = str(app.panes[0].query_one("#status", Static).render())
         assert "aligned on first ProfilerStep of each rank" in status
+
+
+async def test_selected_collective_shows_every_rank_wait(tmp_path: Path) -> None:
+    from tui.widgets.details import Details
+
+    app = _app(straggler_job(tmp_path, slow=1))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await _wait(pilot, lambda: _ready(app), "the job to load")
+        (pane,) = app.panes
+        t = pane.session.trace
+        nccl = [i for i in range(len(t)) if t.name(i).startswith("ncclKernel")]
+        row = min((i for i in nccl if pane.session.job.rank_of_row(i).rank == 0),
+                  key=lambda i: int(t.ts_ns[i]))
+        pane.timeline_view.timeline.select_row(row)
+        await pilot.pause()
+        details = app.query_one(Details)
+        await _wait(pilot, lambda: details.row == row, "the details of the kernel")
+        text = "\n".join(line.text for line in details._lines)
+        assert "#0 on 4 ranks" in text and "rank 0 waited 200 µs" in text
+        assert "last to arrive: rank 1" in text
+        assert "0: 200 µs  1: 0 ns  2: 200 µs  3: 200 µs" in text

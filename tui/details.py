@@ -21,6 +21,7 @@ import numpy as np
 from profiling.trace.model import GPU_KINDS, NO_ID, Kind, Trace
 from tui.fmt import fmt_ns
 from tui.names import visible
+from tui.ranks_data import collective_rows
 
 Row = tuple[str, str]
 
@@ -240,6 +241,7 @@ def describe(
     rows.append(("duration", fmt_duration(dur)))
     rows.extend(_where(trace, row, kind))
     rows.extend(_links(trace, row, kind, launch, op, gpu_rows, chain))
+    rows.extend(collective_rows(trace, row))  # a job's collective on every rank (issue 14)
     if attribution in ATTRIBUTION_TEXT:
         rows.append(("attributed", ATTRIBUTION_TEXT[attribution]))
     if inside and kind in GPU_KINDS:  # the annotations its launch chain sits in

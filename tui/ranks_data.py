@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.collectives import Collective
+from profiling.analysis.collectives import Collective, row_collective
 from profiling.analysis.finding_types import Finding
 from profiling.analysis.job_report import job_report
 from profiling.analysis.rank_breakdown import gpu_breakdown
@@ -88,3 +88,25 @@ def collective_lines(data: RanksData, rank_numbers: list[int]) -> list[str]:
         out.append(f"{c.name} #{c.index}: skew {fmt_time(c.skew_ns)}, last rank {last}"
                    + (f"; waits {waits}" if waits else ""))
     return out
+
+
+def collective_rows(trace: Any, row: int) -> list[tuple[str, str]]:
+    """Details rows for a communication kernel of a job: the same collective on the
+    other ranks, when each arrived and how long each waited in it (``tui.details``)."""
+    found = row_collective(trace, row)
+    if found is None:
+        return []
+    job, c = found
+    ranks = [r.rank for r in job.ranks]
+    here = ranks[[i for i, r in enumerate(c.rows) if r == row][0]]
+    on = sum(1 for r in c.rows if r >= 0)
+    how = "sequence number" if c.by_seq else "order"
+    waits = "  ".join(f"{rank}: {fmt_time(w)}" for rank, w, r in
+                      zip(ranks, c.wait_ns, c.rows, strict=True) if r >= 0)
+    return [
+        ("collective", f"{c.name} #{c.index} on {on} ranks (by {how}); rank {here} waited "
+                       f"{fmt_time(c.wait_ns[ranks.index(here)])}"),
+        ("arrivals", f"skew {fmt_time(c.skew_ns)}, last to arrive: rank "
+                     f"{ranks[c.last_rank_index]} (a rank's wait: the last start minus its own)"),
+        ("rank waits", waits),
+    ]

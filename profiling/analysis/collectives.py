@@ -17,13 +17,14 @@ name on one rank matches the n-th kernel of that name on every other rank
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from profiling.analysis.job_merge import Job
+from profiling.analysis.job_merge import Job, job_of_trace
 from profiling.analysis.rank_breakdown import comm_names
 from profiling.trace.model import Kind, Trace
 
@@ -142,3 +143,27 @@ def collective_at(collectives: list[Collective], row: int) -> Collective | None:
         if row in c.rows:
             return c
     return None
+
+
+_LOCK = threading.Lock()
+
+
+def job_collectives(job: Job) -> tuple[list[Collective], dict[int, Collective]]:
+    """``match_collectives`` of ``job``, computed once, and each comm row's collective."""
+    with _LOCK:
+        cached = getattr(job, "_collectives", None)
+        if cached is None:
+            found = match_collectives(job)
+            index = {row: c for c in found for row in c.rows if row >= 0}
+            cached = (found, index)
+            object.__setattr__(job, "_collectives", cached)
+    return cached
+
+
+def row_collective(trace: Trace, row: int) -> tuple[Job, Collective] | None:
+    """The job and the collective that merged row ``row`` of ``trace`` is part of."""
+    job = job_of_trace(trace)
+    if job is None or not 0 <= row < len(trace) or int(trace.kind[row]) != Kind.KERNEL:
+        return None
+    found = job_collectives(job)[1].get(row)
+    return (job, found) if found is not None else None

@@ -64,7 +64,7 @@ class JobRank:
 class Job:
     """A merged trace and where each rank lies in it."""
 
-    trace: Trace
+    trace: Trace = field(repr=False)
     ranks: list[JobRank]
     alignment: str  # "clock" or "step"
     alignment_note: str
@@ -178,7 +178,18 @@ def merge_ranks(traces: Sequence[Trace], infos: Sequence[RankInfo], offsets: Seq
         args_source=JobArgs([t.args_source for t in traces], [r.entries[0] for r in ranks]),
         device_type=merged["device_type"].astype(np.uint8),
     )
-    return Job(trace, ranks, alignment, note, world, backend)
+    job = Job(trace, ranks, alignment, note, world, backend)
+    object.__setattr__(trace, JOB_ATTR, job)  # job_of_trace: views that get only the trace
+    return job
+
+
+JOB_ATTR = "_attn_tui_job"
+
+
+def job_of_trace(trace: Trace) -> Job | None:
+    """The job a merged trace was built from (None for a plain trace)."""
+    job = getattr(trace, JOB_ATTR, None)
+    return job if isinstance(job, Job) else None
 
 
 def job_path(paths: Sequence[str]) -> str:
