@@ -24,6 +24,8 @@ VARIANTS = (
     "kernels",
     "flex",
 )
+MULTI_RANK_VARIANTS = ("ring", "sdpa_cp")
+"""``profiling.capture.config.MULTI_RANK_VARIANTS``: variants of ``capture --nproc N``."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -229,8 +231,9 @@ def _capture_parser(sub: Any) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="every variant (the default)")
     which.add_argument(
-        "--variant", action="append", choices=VARIANTS, metavar="NAME",
-        help=f"one variant (repeatable): {', '.join(VARIANTS)}",
+        "--variant", action="append", choices=VARIANTS + MULTI_RANK_VARIANTS, metavar="NAME",
+        help=f"one variant (repeatable): {', '.join(VARIANTS)}; with --nproc also "
+             f"{', '.join(MULTI_RANK_VARIANTS)} (sequence sharded across the ranks)",
     )
     p.add_argument("--out", default="traces", metavar="DIR",
                    help="folder for the traces, oracles and manifest (default: %(default)s)")
@@ -258,6 +261,10 @@ def _capture_parser(sub: Any) -> None:
                    help="hub repo id or local folder for the 'kernels' variant "
                         "(default: the hub's flash kernel, else attn-tui's bundled one)")
     p.add_argument("--force", action="store_true", help="overwrite existing traces")
+    p.add_argument("--nproc", type=_positive_int, metavar="N",
+                   help="run each variant as a job of N ranks through torch.distributed.run "
+                        "(NCCL on GPUs, one GPU a rank; gloo on CPU): one trace per rank, "
+                        "<variant>.rank<k>.json")
     _common(p)
 
 

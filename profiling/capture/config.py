@@ -29,6 +29,15 @@ VARIANT_NAMES: tuple[str, ...] = (
 )
 """Every variant, in the order they are captured and shown (DESIGN.md section 4)."""
 
+MULTI_RANK_VARIANTS: tuple[str, ...] = ("ring", "sdpa_cp")
+"""Variants that need a job of several ranks (``capture --nproc N``, N >= 2): the
+sequence sharded across ranks (context parallelism).  ``ring``: this project's ring
+of send/recv around SDPA (any backend); ``sdpa_cp``: torch's own
+``context_parallel`` (CUDA).  Under ``--nproc`` the single-device variants run too,
+data parallel: each rank its own batch."""
+
+ALL_VARIANT_NAMES: tuple[str, ...] = VARIANT_NAMES + MULTI_RANK_VARIANTS
+
 REGION = "attn_fwd"
 """The ``record_function`` name around each forward: one region per active step."""
 

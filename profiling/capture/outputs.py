@@ -17,11 +17,12 @@ import contextlib
 import gzip
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from profiling.capture.config import VARIANT_NAMES
+from profiling.capture.config import ALL_VARIANT_NAMES
 from profiling.errors import CaptureError
 
 MANIFEST = "manifest.json"
@@ -42,6 +43,19 @@ def trace_path(out: Path, variant: str, gz: bool) -> Path:
 
 def oracle_path(out: Path, variant: str) -> Path:
     return out / f"{variant}.key_averages.json"
+
+
+def rank_stem(variant: str, rank: int) -> str:
+    """``<variant>.rank<k>``: the name of one rank's files of a job (``capture --nproc``)."""
+    return f"{variant}.rank{rank}"
+
+
+def job_files(out: Path, variant: str) -> list[Path]:
+    """Every rank file of ``variant`` in ``out``, from a job of any size."""
+    if not out.is_dir():
+        return []
+    pattern = re.compile(re.escape(variant) + r"\.rank\d+\.(json|json\.gz|key_averages\.json)$")
+    return sorted(p for p in out.iterdir() if pattern.match(p.name))
 
 
 def variant_files(out: Path, variant: str) -> list[Path]:
@@ -159,5 +173,5 @@ def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str,
     for name, entry in (old.get("variants") or {}).items():
         if name not in variants:
             variants[name] = entry
-    merged["variants"] = {name: variants[name] for name in VARIANT_NAMES if name in variants}
+    merged["variants"] = {name: variants[name] for name in ALL_VARIANT_NAMES if name in variants}
     return merged

@@ -135,8 +135,11 @@ def time_forward(forward: Callable[[], Any], config: CaptureConfig) -> float:
     return (time.perf_counter() - begin) * 1e3 / n
 
 
-def profile_steps(forward: Callable[[], Any], config: CaptureConfig) -> Any:
-    """One schedule cycle of torch.profiler; every forward inside ``attn_fwd``."""
+def profile_steps(forward: Callable[[], Any], config: CaptureConfig,
+                  after_forward: Callable[[], Any] | None = None) -> Any:
+    """One schedule cycle of torch.profiler; every forward inside ``attn_fwd``.
+
+    ``after_forward`` runs in each step after the region (a job's step-end collective)."""
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
@@ -151,6 +154,8 @@ def profile_steps(forward: Callable[[], Any], config: CaptureConfig) -> Any:
             for _ in range(config.steps):
                 with record_function(REGION):
                     forward()
+                if after_forward is not None:
+                    after_forward()
                 if config.device == "cuda":
                     torch.cuda.synchronize()
                 prof.step()
@@ -239,8 +244,13 @@ def _free_device_memory(config: CaptureConfig) -> None:
 
 
 def _write(config: CaptureConfig, name: str, out: Path, gz: bool, prof: Any,
-           prepared: Prepared, result: VariantResult, environment: dict[str, Any]) -> None:
-    """Export, count, annotate and write the trace and the oracle (atomically)."""
+           prepared: Prepared, result: VariantResult, environment: dict[str, Any],
+           stem: str | None = None, job: dict[str, Any] | None = None) -> None:
+    """Export, count, annotate and write the trace and the oracle (atomically).
+
+    A rank of a job (``capture --nproc``) writes ``<stem>`` files (``<variant>.rank<k>``)
+    and its ``job`` description beside the config; torch fills ``distributedInfo``."""
+    stem = stem or name
     with tempfile.TemporaryDirectory(prefix="attn-tui-capture-") as tmp:
         raw = Path(tmp) / "trace.json"
         prof.export_chrome_trace(str(raw))
@@ -266,7 +276,7 @@ def _write(config: CaptureConfig, name: str, out: Path, gz: bool, prof: Any,
     trace["attn_tui"] = {
         "tool": "attn-tui capture",
         "variant": name,
-        "summary": VARIANTS[name].summary,
+        "summary": VARIANTS[name].summary if name in VARIANTS else (job or {}).get("summary"),
         "created": result.captured_at,
         "config": config.as_dict(),
         "environment": environment,
@@ -278,7 +288,11 @@ def _write(config: CaptureConfig, name: str, out: Path, gz: bool, prof: Any,
             "memcpy": result.memcpy_per_forward,
         },
     }
-    final_trace, final_oracle = trace_path(out, name, gz), oracle_path(out, name)
+    if job is not None:
+        trace["attn_tui"]["job"] = job
+        if not isinstance(trace.get("distributedInfo"), dict):  # torch did not: say it anyway
+            trace["distributedInfo"] = {k: job[k] for k in ("backend", "rank", "world_size")}
+    final_trace, final_oracle = trace_path(out, stem, gz), oracle_path(out, stem)
     try:
         write_json(final_oracle, oracle_rows(prof), indent=1)
         write_json(final_trace, trace, gz=gz)
@@ -291,5 +305,5 @@ def _write(config: CaptureConfig, name: str, out: Path, gz: bool, prof: Any,
                 "free some space or choose another --out",
             ) from None
         raise
-    remove_quietly([trace_path(out, name, not gz)])  # a stale trace of the other format
+    remove_quietly([trace_path(out, stem, not gz)])  # a stale trace of the other format
     result.trace, result.key_averages = final_trace.name, final_oracle.name

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from profiling.capture.availability import why_not
-from profiling.capture.config import VARIANT_NAMES, CaptureConfig
+from profiling.capture.config import MULTI_RANK_VARIANTS, VARIANT_NAMES, CaptureConfig
 from profiling.capture.kernel_source import parse_kernel_repo
 from profiling.capture.outputs import (
     MANIFEST,
@@ -81,6 +81,10 @@ def select_variants(all_: bool, names: list[str] | None) -> list[str]:
     """``--variant`` names in canonical order, without repeats; all when none given."""
     if not names or all_:
         return list(VARIANT_NAMES)
+    needs_ranks = [n for n in names if n in MULTI_RANK_VARIANTS]
+    if needs_ranks:
+        raise CaptureError(f"variant {needs_ranks[0]!r} shards the sequence across ranks",
+                           "--variant", "add --nproc 2 (or more)")
     unknown = [n for n in names if n not in VARIANT_NAMES]
     if unknown:
         raise CaptureError(f"unknown variant {unknown[0]!r}", "--variant",

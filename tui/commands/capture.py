@@ -124,6 +124,9 @@ def summary_table(report: Any) -> Table:
     manifest = report.manifest
     shape = manifest["shape"]
     where = manifest.get("gpu") or f"CPU ({manifest['environment'].get('machine')})"
+    job = manifest.get("job")
+    if job:
+        where += f" ×{job['world_size']} ranks ({job['backend']})"
     title = (f"attn-tui capture: {where}, torch {manifest['torch']}, "
              f"B={shape['batch']} H={shape['heads']} S={shape['seq']} D={shape['head_dim']} "
              f"{manifest['dtype']}, causal")
@@ -134,12 +137,18 @@ def summary_table(report: Any) -> Table:
     table.add_column("TFLOP/s", justify="right", no_wrap=True)
     table.add_column("kernels/fwd", justify="right", no_wrap=True)
     table.add_column("Memcpy/fwd", justify="right", no_wrap=True)
+    if job:
+        table.add_column("ms/fwd by rank", no_wrap=True)
     for r in report.results:
-        table.add_row(
+        cells: list[Text | str] = [
             Text(r.name), Text(r.status, style=STATUS_STYLE.get(r.status, "")),
             _fmt(r.ms_per_forward, ".3f"), _fmt_tflops(r.tflops),
             _fmt(r.kernels_per_forward, "g"), _fmt(r.memcpy_per_forward, "g"),
-        )
+        ]
+        if job:
+            by_rank = (r.notes or {}).get("ms_per_forward_by_rank") or []
+            cells.append(" ".join(format(ms, ".3f") for ms in by_rank) or "-")
+        table.add_row(*cells)
     return table
 
 
@@ -149,6 +158,9 @@ def time_base(manifest: dict[str, Any]) -> str:
     so the two TFLOP/s differ (most for short kernels with launch gaps between them)."""
     iters = (manifest.get("config") or {}).get("timed_iters", 20)
     clock = "CUDA events" if manifest.get("device") == "cuda" else "perf_counter"
+    if manifest.get("job"):
+        return (f"ms/fwd: the slowest rank's wall time per forward ({clock}, mean of {iters} "
+                "forwards outside the profiler); TFLOP/s: every rank's FLOPs over that time.")
     return (f"ms/fwd: wall time per forward ({clock}, mean of {iters} forwards outside the "
             "profiler); TFLOP/s from it. attn-tui compare divides by summed kernel time instead.")
 
@@ -199,7 +211,13 @@ def run(args: argparse.Namespace) -> int:
     require_torch()
     from profiling.capture.session import CaptureInterrupted, run_capture, select_variants
 
-    names = select_variants(bool(args.all), args.variant)
+    nproc = getattr(args, "nproc", None)
+    if nproc:
+        from profiling.capture.job import select_job_variants
+
+        names = select_job_variants(bool(args.all), args.variant)
+    else:
+        names = select_variants(bool(args.all), args.variant)
     config = build_config(args)
     out = Path(args.out)
     console = Console(stderr=False, highlight=False)
@@ -212,8 +230,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         with native_stderr_filtered(), progress:
             reporter = RichReporter(progress, len(names))
-            report = run_capture(config, names, out, gz=args.gzip, force=args.force,
-                                 reporter=reporter)
+            if nproc:
+                from profiling.capture.job import run_job_capture
+
+                report = run_job_capture(config, names, out, nproc, gz=args.gzip,
+                                         force=args.force, reporter=reporter)
+            else:
+                report = run_capture(config, names, out, gz=args.gzip, force=args.force,
+                                     reporter=reporter)
     except CaptureInterrupted as stop:
         console.print(summary_table(stop.report))
         console.print(Text(time_base(stop.report.manifest), style="dim"))
@@ -224,7 +248,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(summary_table(report))
     console.print(Text(time_base(report.manifest), style="dim"))
     console.print(summary_notes(report), end="")
-    written = len(report.ok)
+    written = sum(len(report.manifest["variants"][r.name].get("traces") or [r.trace])
+                  for r in report.ok)
     folder = visible(str(out))
     console.print(Text(f"{written} trace(s), their key_averages oracles and manifest.json "
                        f"in {folder}/"))

@@ -1,0 +1,163 @@
+"""``attn-tui capture --nproc 2`` on the CPU (gloo), as CI runs it.
+
+Real jobs through ``torch.distributed.run``: the traces are read back with the
+project's own loader, which must find each rank's ``distributedInfo`` and its
+collectives (gloo ops are CPU ops); the ring variant's shards are checked against
+the single-device result inside each rank, and the manifest must say so.  The
+failure path is driven by ``ATTN_TUI_CAPTURE_FAIL_RANK`` (inherited by the ranks).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.distributed.is_available() or not torch.distributed.is_gloo_available():
+    pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
+
+from profiling.capture.outputs import read_json  # noqa: E402
+from profiling.trace import Kind, load_trace  # noqa: E402
+from tui.cli import main  # noqa: E402
+
+TINY = ["--batch", "1", "--heads", "2", "--seq", "64", "--head-dim", "32"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def job(out: Path, *extra: str) -> int:
+    return main(["capture", "--nproc", "2", "--device", "cpu", "--out", str(out), *TINY, *extra])
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Staging folders and temp files a job must never leave behind."""
+    return [p.name for p in folder.iterdir() if p.name.startswith(".") or p.suffix == ".tmp"]
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cpu_job")
+    assert job(out, "--variant", "sdpa_math", "--variant", "ring") == 0
+    return out
+
+
+def test_manifest_describes_the_job(captured: Path) -> None:
+    manifest = read_json(captured / "manifest.json")
+    assert manifest["job"]["world_size"] == 2 and manifest["job"]["backend"] == "gloo"
+    assert manifest["job"]["launcher"].startswith("torch.distributed.run")
+    assert manifest["comparable"]["world_size"] == 2
+    for name in ("sdpa_math", "ring"):
+        entry = manifest["variants"][name]
+        assert entry["status"] == "ok", entry["reason"]
+        assert entry["failed_rank"] is None
+        assert [(r["rank"], r["status"]) for r in entry["ranks"]] == [(0, "ok"), (1, "ok")]
+        assert entry["traces"] == [f"{name}.rank0.json", f"{name}.rank1.json"]
+        assert entry["ms_per_forward"] == max(r["ms_per_forward"] for r in entry["ranks"])
+        for k in (0, 1):
+            assert (captured / f"{name}.rank{k}.json").is_file()
+            assert (captured / f"{name}.rank{k}.key_averages.json").is_file()
+    assert leftovers(captured) == []
+
+
+def names_of(trace, kinds: tuple[Kind, ...]) -> list[str]:  # type: ignore[no-untyped-def]
+    rows = [i for i in range(len(trace.kind)) if int(trace.kind[i]) in {int(k) for k in kinds}]
+    return [trace.name(i) for i in rows]
+
+
+@pytest.mark.parametrize("name", ["sdpa_math", "ring"])
+def test_loader_reads_both_ranks_and_their_collectives(captured: Path, name: str) -> None:
+    for rank in (0, 1):
+        trace = load_trace(captured / f"{name}.rank{rank}.json", use_cache=False, workers=1)
+        info = trace.metadata["distributedInfo"]  # filled by torch's profiler itself
+        assert (info["rank"], info["world_size"], info["backend"]) == (rank, 2, "gloo")
+        assert trace.metadata["attn_tui"]["job"]["rank"] == rank
+        ops = names_of(trace, (Kind.CPU_OP, Kind.USER_ANNOTATION))
+        # the step-end all_reduce: one per active step, as c10d op and gloo's own range
+        assert ops.count("c10d::allreduce_") == 3, sorted(set(ops))
+        assert ops.count("gloo:all_reduce") == 3
+        assert ops.count("step_sync") == 3 and ops.count("attn_fwd") == 3
+        if name == "ring":  # k/v travel round the ring once per forward (2 ranks)
+            assert ops.count("gloo:send") == 3 and ops.count("gloo:recv") == 3
+
+
+def test_ring_is_sequence_sharded_and_matches_single_device(captured: Path) -> None:
+    entry = read_json(captured / "manifest.json")["variants"]["ring"]
+    assert entry["notes"]["mode"] == "context_parallel"
+    atol = entry["tolerance"]["atol"]
+    for rank in (0, 1):
+        meta = read_json(captured / f"ring.rank{rank}.json")["attn_tui"]
+        assert meta["notes"]["shard"] == [32 * rank, 32 * (rank + 1)]  # S/N = 64/2
+        assert entry["ranks"][rank]["max_abs_error"] <= atol
+
+
+def test_existing_rank_files_need_force(captured: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert job(captured, "--variant", "sdpa_math") == 2
+    assert "would overwrite" in capsys.readouterr().err
+
+
+def test_ring_without_nproc_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["capture", "--device", "cpu", "--variant", "ring", "--out", str(tmp_path)])
+    assert code == 2 and "--nproc" in capsys.readouterr().err
+    assert not (tmp_path / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("how, reason", [
+    ("raise", "rank 1: RuntimeError: injected failure on rank 1"),
+    ("exit", "rank 1: ended without a result (exit code 3)"),
+])
+def test_a_failing_rank_ends_the_job_with_its_rank_and_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, reason: str) -> None:
+    monkeypatch.setenv("ATTN_TUI_CAPTURE_FAIL_RANK", "1")
+    monkeypatch.setenv("ATTN_TUI_CAPTURE_FAIL", how)
+    assert job(tmp_path, "--variant", "sdpa_math") == 1
+    entry = read_json(tmp_path / "manifest.json")["variants"]["sdpa_math"]
+    assert entry["status"] == "failed" and entry["failed_rank"] == 1
+    assert entry["reason"].startswith(reason), entry["reason"]
+    assert entry["ranks"][1]["status"] == "failed"
+    assert entry["ranks"][0]["status"] == "stopped"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json"]  # no partial trace
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_ctrl_c_stops_every_rank(tmp_path: Path) -> None:
+    env = {**os.environ, "ATTN_TUI_CAPTURE_FAIL_RANK": "1", "ATTN_TUI_CAPTURE_FAIL": "hang"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "capture", "--nproc", "2", "--device", "cpu",
+         "--variant", "sdpa_math", "--out", str(tmp_path), *TINY],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    pids: set[int] = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(pids) < 2:  # both ranks up, rank 1 hanging
+        for status in tmp_path.glob(".attn-tui-job-*/rank*.status.json"):
+            data = read_json_quietly(status)
+            if data.get("phase") in ("prepare", "warm-up", "check", "time", "profile", "write"):
+                pids.add(int(data["pid"]))
+        time.sleep(0.2)
+    assert len(pids) == 2, "the ranks did not start"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert not [pid for pid in pids if _alive(pid)]
+    manifest = read_json(tmp_path / "manifest.json")
+    assert manifest["complete"] is False
+    assert manifest["variants"]["sdpa_math"]["status"] == "interrupted"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json"]
+
+
+def read_json_quietly(path: Path) -> dict:
+    try:
+        return read_json(path)
+    except (OSError, ValueError):
+        return {}
