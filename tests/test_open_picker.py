@@ -102,7 +102,11 @@ async def test_picker_marks_several_and_opens_them(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.choices.option_count == 3
-        await pilot.press("space", "down", "down", "space", "enter")
+        await pilot.press("space", "down", "down", "space")
+        await pilot.pause()
+        marked = str(app.query_one("#picker-marked").render())
+        assert marked.startswith("marked 2: new.json, old.json")  # in words, not colour only
+        await pilot.press("enter")
         await pilot.pause()
     assert app.return_value == [entries[0].path, entries[2].path]
 

@@ -26,6 +26,7 @@ PICKER_CSS = """
                 text-wrap: nowrap; text-overflow: ellipsis; }
 #picker-head { padding: 0 1 0 5; color: $foreground-muted; text-wrap: nowrap; }
 #picker-list { height: 1fr; border: none; }
+#picker-marked { padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
 """
 
 
@@ -57,6 +58,7 @@ class PickerApp(App[list[str] | None]):
         yield Static(Text(head, no_wrap=True, overflow="ellipsis"), id="picker-head")
         yield SelectionList[int](*[(Text(line, no_wrap=True), i) for i, line in enumerate(lines)],
                                  id="picker-list")
+        yield Static(id="picker-marked")
         yield FitFooter(compact=True)
 
     @property
@@ -65,6 +67,19 @@ class PickerApp(App[list[str] | None]):
 
     def on_mount(self) -> None:
         self.choices.focus()
+        self._say_marked()
+
+    def on_selection_list_selected_changed(self) -> None:
+        self._say_marked()
+
+    def _say_marked(self) -> None:
+        """The marked names in words: the checkbox tells them apart by colour only,
+        which ``NO_COLOR`` takes away."""
+        marked = [self.entries[i].name for i in sorted(self.choices.selected)]
+        text = (f"marked {len(marked)}: " + ", ".join(marked) if marked
+                else "none marked: ⏎ opens the highlighted trace")
+        self.query_one("#picker-marked", Static).update(Text(visible(text), no_wrap=True,
+                                                             overflow="ellipsis"))
 
     def chosen(self) -> list[str]:
         """The marked traces in listing order, else the highlighted one."""
