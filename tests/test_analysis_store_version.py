@@ -31,6 +31,7 @@ from tests.test_trace_index_version import REFERENCE_TEXT
 
 FINGERPRINTS = {
     1: "939fb62c547f5f058f25b50fed5e2045bbde106d9b322c8f89e03808e2fc16f9",
+    2: "194e971663d3e4c54ae36809b80e8c8d3962a220f0d74a06a7c8a94b44a0916b",  # + op_dtypes
 }
 """ANALYSIS_VERSION -> fingerprint of the stored parts of the reference trace."""
 

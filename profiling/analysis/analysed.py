@@ -34,6 +34,7 @@ from profiling.analysis.copies import CopyStats, copy_stats
 from profiling.analysis.key_averages import KeyAverages, key_averages
 from profiling.analysis.launch_chain import Launch, launch_chain
 from profiling.analysis.links import Links, OpTree, link_gpu_events
+from profiling.analysis.op_dtypes import OpDtypes, op_dtypes
 from profiling.analysis.regions import RegionInstance, Regions, find_regions
 from profiling.trace.model import Trace
 
@@ -74,7 +75,8 @@ class part(Generic[T]):  # noqa: N801 - used as a decorator, like functools.cach
             return cache[self.name]
 
 
-PARTS = ("ops", "links", "regions", "attention_regions", "key_averages", "copies", "chains")
+PARTS = ("ops", "links", "regions", "attention_regions", "key_averages", "copies", "chains",
+         "op_dtypes")
 """The parts an ``AnalysedTrace`` builds (``parts`` accepts any of them ready-made)."""
 
 
@@ -153,6 +155,11 @@ class AnalysedTrace:
         """Every GPU event's ops around its launch, innermost first (``chains``)."""
         return launch_chains(self.trace, self.links, self.ops)
 
+    @part
+    def op_dtypes(self) -> OpDtypes:
+        """Input dtypes of the compute and cast ops (``op_dtypes``: their args, read once)."""
+        return op_dtypes(self.trace)
+
     # ---- per region and per instance (cached by key) ----
 
     def instances(self, region: str) -> list[RegionInstance]:
@@ -188,11 +195,14 @@ class AnalysedTrace:
             found = self._gpu_rows[inst.row] = inst.gpu_rows(self.trace, self.links)
         return found
 
-    def launch_batch(self, instances: Sequence[RegionInstance]) -> InstanceLaunches:
+    def launch_batch(self, instances: Sequence[RegionInstance],
+                     remember: bool = True) -> InstanceLaunches:
         """GPU rows and launch chains of many instances, computed for all at once
-        (``chains.instance_launches``); ``launches``/``gpu_rows`` of each are then
-        answered from it without another pass."""
+        (``chains.instance_launches``); with ``remember``, ``launches``/``gpu_rows``
+        of each are then answered from it without another pass."""
         batch = instance_launches(self.trace, self.links, self.chains, instances)
+        if not remember:
+            return batch
         ptr, rows, cptr, chain = (batch.inst_ptr.tolist(), batch.rows,
                                   batch.chain_ptr.tolist(), batch.chain.tolist())
         row_list = rows.tolist()

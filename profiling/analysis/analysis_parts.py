@@ -19,6 +19,7 @@ from profiling.analysis.copies import CopyStats
 from profiling.analysis.key_averages import KeyAverage, KeyAverages
 from profiling.analysis.links import Links, OpTree
 from profiling.analysis.nesting import Nesting
+from profiling.analysis.op_dtypes import OpDtypes
 from profiling.analysis.regions import RegionInstance, Regions, group_name
 from profiling.trace.model import Trace
 
@@ -121,6 +122,14 @@ def _decode_chains(trace: Trace, arrays: Arrays, doc: Any) -> LaunchChains:
     return LaunchChains(arrays["gpu"], arrays["ptr"], arrays["ops"])
 
 
+def _encode_op_dtypes(dt: OpDtypes) -> tuple[Arrays, Any]:
+    return {"rows": dt.rows, "family": dt.family, "upcast": dt.upcast}, None
+
+
+def _decode_op_dtypes(trace: Trace, arrays: Arrays, doc: Any) -> OpDtypes:
+    return OpDtypes(arrays["rows"], arrays["family"], arrays["upcast"])
+
+
 CODECS: dict[str, tuple[Callable[[Any], tuple[Arrays, Any]],
                         Callable[[Trace, Arrays, Any], Any]]] = {
     "ops": (_encode_ops, _decode_ops),
@@ -130,5 +139,6 @@ CODECS: dict[str, tuple[Callable[[Any], tuple[Arrays, Any]],
     "key_averages": (_encode_key_averages, _decode_key_averages),
     "copies": (_encode_copies, _decode_copies),
     "chains": (_encode_chains, _decode_chains),
+    "op_dtypes": (_encode_op_dtypes, _decode_op_dtypes),
 }
 """Part name -> (encode(value) -> (arrays, json), decode(trace, arrays, json) -> value)."""

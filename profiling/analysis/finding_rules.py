@@ -14,9 +14,9 @@ import re
 
 import numpy as np
 
-from profiling.analysis.device_peaks import dtype_family
 from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
 from profiling.analysis.launch_chain import Launch
+from profiling.analysis.op_dtypes import COMPUTE_OPS, FAMILIES, dtype_from_types
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Kind, Trace
 
@@ -24,8 +24,6 @@ MAX_EVIDENCE = 12
 """Evidence rows kept per finding (the first instance's, then the others')."""
 
 _FP32_KERNEL = re.compile(r"f32f32|sgemm|s1688gemm|tf32|_fp32_|gemm_f32", re.IGNORECASE)
-_COMPUTE_OPS = frozenset({"aten::bmm", "aten::mm", "aten::matmul", "aten::baddbmm",
-                          "aten::_softmax", "aten::softmax", "aten::_safe_softmax"})
 _MASK_BUILD = frozenset({"aten::triu", "aten::tril", "aten::triu_", "aten::tril_"})
 _MASK_HELPERS = _MASK_BUILD | frozenset({
     "aten::ones", "aten::full", "aten::zeros", "aten::fill_", "aten::where", "aten::arange",
@@ -36,16 +34,6 @@ _MATH_BACKEND = ("aten::_scaled_dot_product_attention_math",
 _MASK_KERNEL = re.compile(r"triu_tril|\btri[ul]_", re.IGNORECASE)
 _COPY_OPS = frozenset({"aten::clone", "aten::copy_", "aten::contiguous", "aten::to",
                        "aten::_to_copy", "aten::empty_like"})
-
-
-def dtype_from_types(types: object) -> str | None:
-    """bf16/fp16/fp32 of the first tensor input in an op's ``Input type`` list."""
-    if isinstance(types, list):
-        for item in types:
-            family = dtype_family(str(item)) if item else None
-            if family:
-                return family
-    return None
 
 
 def input_dtype_from_ops(trace: Trace, inst: RegionInstance) -> str | None:
@@ -89,7 +77,7 @@ def memcpy_out_of_place(ctx: RegionContext) -> list[Finding]:
             title=f"{culprit} copies its input ({kinds[0]}) {_in_instances(ctx, instances)}",
             detail=f"{per:g} Memcpy per instance: {culprit} {how}, then runs {culprit}_ on "
                    "the copy",
-            evidence=limit(_gpu_evidence(ctx, pairs)),
+            evidence=limit(_gpu_evidence(ctx, pairs[:MAX_EVIDENCE])),
             suggestion=f"if nothing reads the tensor {culprit} takes after the call (the "
                        "trace records no tensor identities: check the code), use the in-place "
                        f"{culprit}_ (under torch.no_grad() if autograd records the region): "
@@ -100,7 +88,7 @@ def memcpy_out_of_place(ctx: RegionContext) -> list[Finding]:
         id="memcpy-in-region", severity="medium", region=ctx.region, instances=instances,
         title=f"{per:g} Memcpy per instance inside {ctx.region} ({', '.join(kinds)})",
         detail="launched by " + (" > ".join(t.name(r) for r in pairs[0][1].chain) or "?"),
-        evidence=limit(_gpu_evidence(ctx, pairs)),
+        evidence=limit(_gpu_evidence(ctx, pairs[:MAX_EVIDENCE])),
         suggestion="move host tensors to the device once, outside the region" if host else
         "check that the copy is needed (a .contiguous(), .clone() or dtype change)",
     )]
@@ -151,7 +139,11 @@ def _matching(ctx: RegionContext, pattern: re.Pattern[str]) -> set[int]:
 
 
 def fp32_upcast(ctx: RegionContext) -> list[Finding]:
-    """fp32 GEMM/softmax in a region whose attention inputs are bf16 or fp16."""
+    """fp32 GEMM/softmax in a region whose inputs are bf16 or fp16.
+
+    The ops' input dtypes come from ``AnalysedTrace.op_dtypes`` (every compute or
+    cast op's args read once per trace, stored with the index), and an instance's
+    compute ops are looked at through its launch chains, which lie inside it."""
     if ctx.input_dtype not in ("bf16", "fp16"):
         return []
     t = ctx.trace
@@ -159,29 +151,30 @@ def fp32_upcast(ctx: RegionContext) -> list[Finding]:
     hit: set[int] = set()
     seen: dict[str, set[str]] = {"fp32": set(), "cast": set(), "math": set()}
     fp32_kernels = _matching(ctx, _FP32_KERNEL)
-    compute, casting = _ids(t, _COMPUTE_OPS), _ids(t, ("aten::to", "aten::_to_copy"))
+    fp32_rows, cast_rows = _fp32_and_cast_ops(ctx)
     math_ids = _ids(t, _MATH_BACKEND)
+    name_id = np.asarray(t.name_id)
     for v in ctx.instances:
-        ops = ctx.op_rows(v)
-        ids = t.name_id[ops]
-        fp32_ops = {int(r) for r in ops[np.isin(ids, list(compute))].tolist()
-                    if dtype_from_types(t.args(r).get("Input type")) == "fp32"}
-        casts = {int(r) for r in ops[np.isin(ids, list(casting))].tolist() if _is_upcast(t, r)}
         first = not hit
         launches = ctx.launches(v)
         for lc in launches:
-            cast = casts.intersection(lc.op_chain)
-            if int(t.name_id[lc.gpu_row]) in fp32_kernels or fp32_ops.intersection(lc.op_chain):
+            chain = lc.op_chain
+            cast = cast_rows.intersection(chain)
+            if int(name_id[lc.gpu_row]) in fp32_kernels or not fp32_rows.isdisjoint(chain):
                 hit.add(v.index)
                 seen["fp32"].add(t.name(lc.gpu_row))
             elif not cast:
                 continue
             seen["cast"].update(t.name(r) for r in cast)
-            seen["math"].update(t.name(r) for r in lc.op_chain if int(t.name_id[r]) in math_ids)
+            seen["math"].update(t.name(r) for r in chain if int(name_id[r]) in math_ids)
             if first:
                 note = f"cast {ctx.input_dtype} -> fp32" if cast else "fp32"
                 rows.append(ctx.evidence(lc.gpu_row, v, note, lc.chain))
-        if not launches and fp32_ops:  # CPU trace: the ops are the evidence
+        if launches:
+            continue
+        ops = ctx.op_rows(v)
+        fp32_ops = fp32_rows.intersection(ops.tolist())
+        if fp32_ops:  # CPU trace: the ops are the evidence
             hit.add(v.index)
             seen["fp32"].update(t.name(r) for r in fp32_ops)
             seen["math"].update(t.name(r) for r in ops.tolist() if int(t.name_id[r]) in math_ids
@@ -191,6 +184,14 @@ def fp32_upcast(ctx: RegionContext) -> list[Finding]:
     if not hit:
         return []
     return [_upcast_finding(ctx, tuple(sorted(hit)), rows, seen)]
+
+
+def _fp32_and_cast_ops(ctx: RegionContext) -> tuple[set[int], set[int]]:
+    """The trace's compute ops with fp32 inputs, and its casts bf16/fp16 -> fp32."""
+    t, dt = ctx.trace, ctx.analysed.op_dtypes
+    compute = np.isin(t.name_id[dt.rows], list(_ids(t, COMPUTE_OPS)))
+    fp32 = compute & (dt.family == FAMILIES.index("fp32"))
+    return set(dt.rows[fp32].tolist()), set(dt.rows[dt.upcast & ~compute].tolist())
 
 
 def _upcast_finding(ctx: RegionContext, hit: tuple[int, ...], rows: list[EvidenceRow],
@@ -247,17 +248,6 @@ def _encloses(trace: Trace, outer: int, inner: int) -> bool:
             and int(trace.ts_ns[outer]) <= int(trace.ts_ns[inner])
             and int(trace.ts_ns[outer] + trace.dur_ns[outer])
             >= int(trace.ts_ns[inner] + trace.dur_ns[inner]) and outer != inner)
-
-
-def _is_upcast(trace: Trace, row: int) -> bool:
-    """``aten::to``/``aten::_to_copy`` of a bf16/fp16 tensor to float32 (ScalarType 6)."""
-    if trace.name(row) not in ("aten::to", "aten::_to_copy"):
-        return False
-    args = trace.args(row)
-    concrete = args.get("Concrete Inputs")
-    if dtype_from_types(args.get("Input type")) not in ("bf16", "fp16"):
-        return False
-    return isinstance(concrete, list) and len(concrete) > 1 and str(concrete[1]) == "6"
 
 
 def mask_rebuilt(ctx: RegionContext) -> list[Finding]:

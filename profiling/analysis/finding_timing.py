@@ -36,12 +36,17 @@ def sync_in_region(ctx: RegionContext) -> list[Finding]:
     t = ctx.trace
     rows: list[EvidenceRow] = []
     hit: set[int] = set()
-    sync_ids = [i for i, name in enumerate(t.strings) if _SYNC.search(name)]
+    is_sync = np.array([bool(_SYNC.search(name)) for name in t.strings], dtype=bool)
     kinds = [int(Kind.RUNTIME), int(Kind.OTHER)]
-    for v in ctx.instances:
-        cpu = ctx.cpu_rows(v)
-        found = cpu[np.isin(t.name_id[cpu], sync_ids) & np.isin(t.kind[cpu], kinds)]
-        for r in found.tolist():
+    cpu = [ctx.cpu_rows(v) for v in ctx.instances]
+    every = np.concatenate(cpu) if cpu else np.zeros(0, dtype=np.int64)
+    sync = (is_sync[t.name_id[every]] & np.isin(t.kind[every], kinds)) if is_sync.size else \
+        np.zeros(every.shape[0], dtype=bool)
+    # one pass over every instance's rows; Python only for the syncs found
+    ends = np.cumsum([c.shape[0] for c in cpu]).tolist()
+    for k in np.unique(np.searchsorted(ends, np.flatnonzero(sync), side="right")).tolist():
+        v, mine = ctx.instances[k], cpu[k]
+        for r in mine[sync[ends[k] - mine.shape[0]:ends[k]]].tolist():
             hit.add(v.index)
             rows.append(ctx.evidence(r, v, f"blocks the host {fmt_ns(int(t.dur_ns[r]))}"))
     if not hit:

@@ -7,6 +7,7 @@ the rules, with no import going back.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.attention_flops import AttentionWork
 from profiling.analysis.launch_chain import Launch, chain_names
+from profiling.analysis.ranges import concat_ranges, range_owner
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Kind, Trace
 
@@ -105,6 +107,20 @@ class RegionContext:
     def trace(self) -> Trace:
         return self.analysed.trace
 
+    @functools.cached_property
+    def origin_ns(self) -> int:
+        """The trace's first event (``Trace.start_ns`` is a pass over every row)."""
+        return self.trace.start_ns
+
+    def prepare(self) -> None:
+        """Compute every instance's CPU rows and launches in a few vectorised passes
+        (instead of one small pass per instance per rule: seconds at 38,400 instances)."""
+        self.analysed.launch_batch([v for v in self.instances
+                                    if v.row not in self.analysed._launches])
+        missing = [v for v in self.instances if v.row not in self._cpu_rows]
+        for v, rows in zip(missing, cpu_rows_of(self.trace, missing), strict=True):
+            self._cpu_rows[v.row] = rows
+
     def cpu_rows(self, inst: RegionInstance) -> np.ndarray:
         """``RegionInstance.cpu_rows``, kept for the rules that ask again and again."""
         rows = self._cpu_rows.get(inst.row)
@@ -129,7 +145,7 @@ class RegionContext:
         t = self.trace
         return EvidenceRow(
             row=int(row), name=t.name(row), kind=Kind(int(t.kind[row])).name.lower(),
-            lane=int(t.lane[row]), start_us=(int(t.ts_ns[row]) - t.start_ns) / 1e3,
+            lane=int(t.lane[row]), start_us=(int(t.ts_ns[row]) - self.origin_ns) / 1e3,
             dur_us=int(t.dur_ns[row]) / 1e3, instance=None if inst is None else inst.index,
             launch_chain=chain_names(t, tuple(chain)), note=note,
         )
@@ -147,6 +163,32 @@ class TraceFindings:
     def as_json(self) -> dict[str, Any]:
         return {"path": self.path, "regions": list(self.regions),
                 "findings": [f.as_json() for f in self.findings], "notes": list(self.notes)}
+
+
+def cpu_rows_of(trace: Trace, instances: Sequence[RegionInstance]) -> list[np.ndarray]:
+    """``RegionInstance.cpu_rows`` of many instances at once: one binary search per
+    lane for all of them, one filter over all their rows."""
+    k = len(instances)
+    if k == 0:
+        return []
+    lane = np.fromiter((v.lane for v in instances), dtype=np.int64, count=k)
+    start = np.fromiter((v.start_ns for v in instances), dtype=np.int64, count=k)
+    end = np.fromiter((v.end_ns for v in instances), dtype=np.int64, count=k)
+    row = np.fromiter((v.row for v in instances), dtype=np.int64, count=k)
+    lo, hi = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
+    for ln in np.unique(lane).tolist():
+        sel = np.flatnonzero(lane == ln)
+        lanes = trace.lane_rows(ln)
+        ts = trace.ts_ns[lanes]
+        lo[sel] = np.searchsorted(ts, start[sel], side="left") + lanes.start
+        hi[sel] = np.searchsorted(ts, end[sel], side="right") + lanes.start
+    pos = concat_ranges(lo, hi)
+    owner = range_owner(lo, hi)
+    keep = trace.ts_ns[pos] + trace.dur_ns[pos] <= end[owner]
+    annotation = trace.kind[row] != int(Kind.CPU_OP)  # leaves its own row out
+    keep &= ~((pos == row[owner]) & annotation[owner])
+    counts = np.bincount(owner[keep], minlength=k)
+    return np.split(pos[keep], np.cumsum(counts)[:-1])
 
 
 Rule = Callable[[RegionContext], list[Finding]]

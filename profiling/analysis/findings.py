@@ -92,6 +92,7 @@ def region_findings(analysed: AnalysedTrace | Trace, region: str) -> list[Findin
     if not instances:
         return []
     ctx = region_context(a, region, instances)
+    ctx.prepare()
     found: list[Finding] = []
     for rule in RULES:
         found.extend(replace(f, of_instances=len(instances)) for f in rule(ctx))

@@ -17,10 +17,13 @@ shows no device time for it there), or absent (``none``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution, chain_names
+from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import NO_ID, Kind
 
@@ -78,37 +81,93 @@ class InstanceKernels:
         }
 
 
+@dataclass(frozen=True)
+class KernelColumns:
+    """The GPU events of many instances as columns, one entry per (instance, event).
+
+    Instance ``k``'s events are ``rows[ptr[k]:ptr[k+1]]``; ``chain`` indexes
+    ``chains`` (each distinct chain of names once: a 1 GB trace has 270,000
+    events but a few dozen chains), ``first_ns`` is each instance's first GPU
+    start (-1 without events)."""
+
+    ptr: np.ndarray
+    rows: np.ndarray
+    offset_ns: np.ndarray  # from the instance's first GPU event
+    chain: np.ndarray
+    chains: list[tuple[str, ...]]
+    attribution: np.ndarray  # index into ATTRIBUTIONS
+    first_ns: np.ndarray
+
+
+def kernel_columns(analysed: AnalysedTrace,
+                   instances: Sequence[RegionInstance]) -> KernelColumns:
+    """The columns of ``kernels`` for every instance at once (see ``KernelColumns``)."""
+    trace, links = analysed.trace, analysed.links
+    batch = analysed.launch_batch(instances, remember=False)
+    rows, ptr = batch.rows, batch.inst_ptr
+    ts = trace.ts_ns[rows]
+    first = np.full(len(instances), -1, dtype=np.int64)
+    nonempty = np.flatnonzero(np.diff(ptr) > 0)
+    if nonempty.shape[0]:
+        first[nonempty] = np.minimum.reduceat(ts, ptr[nonempty])
+    owner = np.repeat(np.arange(len(instances)), np.diff(ptr))
+    # Distinct chains by their names: a padded matrix of name ids, unique by row.
+    lengths = np.diff(batch.chain_ptr)
+    width = int(lengths.max()) if lengths.shape[0] else 0
+    names = np.full((rows.shape[0], width), -1, dtype=np.int64)
+    entry = np.repeat(np.arange(rows.shape[0]), lengths)
+    level = np.arange(batch.chain.shape[0]) - np.repeat(batch.chain_ptr[:-1], lengths)
+    names[entry, level] = trace.name_id[batch.chain]
+    if rows.shape[0] and width:
+        unique, inverse = np.unique(names, axis=0, return_inverse=True)
+    else:  # no event, or no event with a known launch: one empty chain
+        unique, inverse = np.full((1, 0), -1), np.zeros(rows.shape[0], dtype=np.int64)
+    strings = trace.strings
+    chains = [tuple(strings[i] for i in u if i >= 0) for u in unique.tolist()]
+    return KernelColumns(ptr, rows, ts - first[owner], np.asarray(inverse).reshape(-1),
+                         chains, attribution(trace, links, rows), first)
+
+
+def kernels_of(analysed: AnalysedTrace,
+               instances: Sequence[RegionInstance]) -> list[InstanceKernels]:
+    """``instance_kernels`` of many instances, computed for all of them at once."""
+    trace, links = analysed.trace, analysed.links
+    cols = kernel_columns(analysed, instances)
+    origin = trace.start_ns
+    rows = cols.rows.tolist()
+    name_id = trace.name_id[cols.rows].tolist()
+    kind = trace.kind[cols.rows].tolist()
+    offset = (cols.offset_ns / 1000.0).tolist()
+    dur = (trace.dur_ns[cols.rows] / 1000.0).tolist()
+    stream = trace.stream[cols.rows].tolist()
+    op = links.op[cols.rows]
+    op_name = np.where(op >= 0, trace.name_id[np.maximum(op, 0)], -1).tolist()
+    chain, how = cols.chain.tolist(), cols.attribution.tolist()
+    strings, ptr, first = trace.strings, cols.ptr.tolist(), cols.first_ns.tolist()
+    kinds = {int(k): v for k, v in KIND_NAMES.items()}
+    out = []
+    for k, inst in enumerate(instances):
+        entries = [
+            KernelEntry(
+                row=rows[j], name=strings[name_id[j]], kind=kinds.get(kind[j], "other"),
+                start_offset_us=offset[j], dur_us=dur[j],
+                stream=None if stream[j] == NO_ID else stream[j],
+                launched_by=strings[op_name[j]] if op_name[j] >= 0 else None,
+                launch_chain=cols.chains[chain[j]], attribution=ATTRIBUTIONS[how[j]])
+            for j in range(ptr[k], ptr[k + 1])
+        ]
+        out.append(InstanceKernels(
+            region=inst.name,
+            instance=inst.index,
+            start_us=(inst.start_ns - origin) / 1000.0,
+            cpu_time_us=inst.cpu_ns / 1000.0,
+            device_time_us=inst.device_ns / 1000.0,
+            gpu_start_us=None if ptr[k] == ptr[k + 1] else (first[k] - origin) / 1000.0,
+            kernels=entries,
+        ))
+    return out
+
+
 def instance_kernels(analysed: AnalysedTrace, inst: RegionInstance) -> InstanceKernels:
     """The GPU events of one instance (see the module doc for the offsets)."""
-    trace, links = analysed.trace, analysed.links
-    origin = trace.start_ns
-    rows = analysed.gpu_rows(inst)
-    chains = {lc.gpu_row: lc.chain for lc in analysed.launches(inst)}
-    first = int(trace.ts_ns[rows].min()) if rows.shape[0] else None
-    how = attribution(trace, links, rows).tolist()
-    entries = []
-    for r, a in zip(rows.tolist(), how, strict=True):
-        op = int(links.op[r])
-        stream = int(trace.stream[r])
-        entries.append(
-            KernelEntry(
-                row=r,
-                name=trace.strings[int(trace.name_id[r])],
-                kind=KIND_NAMES.get(Kind(int(trace.kind[r])), "other"),
-                start_offset_us=(int(trace.ts_ns[r]) - (first or 0)) / 1000.0,
-                dur_us=int(trace.dur_ns[r]) / 1000.0,
-                stream=None if stream == NO_ID else stream,
-                launched_by=trace.strings[int(trace.name_id[op])] if op >= 0 else None,
-                launch_chain=chain_names(trace, chains.get(r, ())),
-                attribution=ATTRIBUTIONS[a],
-            )
-        )
-    return InstanceKernels(
-        region=inst.name,
-        instance=inst.index,
-        start_us=(inst.start_ns - origin) / 1000.0,
-        cpu_time_us=inst.cpu_ns / 1000.0,
-        device_time_us=inst.device_ns / 1000.0,
-        gpu_start_us=None if first is None else (first - origin) / 1000.0,
-        kernels=entries,
-    )
+    return kernels_of(analysed, [inst])[0]
