@@ -161,3 +161,16 @@ def read_json_quietly(path: Path) -> dict:
         return read_json(path)
     except (OSError, ValueError):
         return {}
+
+
+def test_more_ranks_than_gpus_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from profiling.capture.config import make_config
+    from profiling.capture.job import check_nproc
+    from profiling.errors import CaptureError
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    config = make_config("cuda")
+    check_nproc(config, 1)
+    with pytest.raises(CaptureError, match="needs 2 GPUs, torch sees 1"):
+        check_nproc(config, 2)
+    check_nproc(make_config("cpu"), 4)  # gloo: any number of ranks on the CPU
