@@ -153,3 +153,13 @@ FROM spans JOIN traces t USING (trace) GROUP BY ALL ORDER BY ALL
 """
 """Per rank, the union of its communication kernels, other kernels, copies and sets:
 what ``ranks`` reports as ``comm_us``, ``compute_us``, ``memcpy_us``, ``memset_us``."""
+
+
+def test_a_trace_beside_its_own_export_gets_its_own_label(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert export(capsys, SAMPLES[:1], tmp_path / "a") == 0
+    rows = sql(capsys, [str(tmp_path / "a"), SAMPLES[0]],
+               "SELECT trace, count(*) AS n FROM events GROUP BY trace ORDER BY trace")
+    label = Path(SAMPLES[0]).name.split(".")[0]
+    assert [r["trace"] for r in rows] == [label, f"{label}~2"]
+    assert rows[0]["n"] == rows[1]["n"]

@@ -192,12 +192,16 @@ def one_line(exc: BaseException) -> str:
     return f"{text} {hint}".strip()
 
 
-def unique_labels(labels: Sequence[str]) -> list[str]:
-    """``labels`` made unique: a repeated one gets ``~2``, ``~3``... in order."""
-    seen: dict[str, int] = {}
+def unique_labels(labels: Sequence[str], taken: Sequence[str] = ()) -> list[str]:
+    """``labels`` made unique, also against ``taken`` (an export's labels): a repeated
+    one gets ``~2``, ``~3``... in order."""
+    used = set(taken)
     out = []
     for label in labels:
-        n = seen.get(label, 0) + 1
-        seen[label] = n
-        out.append(label if n == 1 else f"{label}~{n}")
+        name, n = label, 1
+        while name in used:
+            n += 1
+            name = f"{label}~{n}"
+        used.add(name)
+        out.append(name)
     return out

@@ -51,12 +51,20 @@ def _pa() -> Any:
     return pa
 
 
-def _dict(indices: np.ndarray, values: list[Any], mask: np.ndarray | None = None) -> pa.Array:
-    """A DictionaryArray over ``values`` whose index array is ``indices`` (no copy
-    when there is no mask and the dtype is already an Arrow index type)."""
+def _dict(indices: np.ndarray, values: Any, mask: np.ndarray | None = None) -> pa.Array:
+    """A DictionaryArray over ``values`` (a list of text, or an Arrow string array
+    to share between columns) whose index array is ``indices`` (no copy when there
+    is no mask and the dtype is already an Arrow index type)."""
     pa = _pa()
     index = pa.array(indices, mask=mask) if mask is not None else pa.array(indices)
-    return pa.DictionaryArray.from_arrays(index, pa.array(values, type=pa.string()))
+    if not isinstance(values, pa.Array):
+        values = pa.array(values, type=pa.string())
+    return pa.DictionaryArray.from_arrays(index, values)
+
+
+def _strings(trace: Trace) -> pa.Array:
+    """The trace's interned string table as one Arrow array (built once per table)."""
+    return _pa().array(trace.strings, type=_pa().string())
 
 
 def events_table(trace: Trace) -> pa.Table:
@@ -67,7 +75,7 @@ def events_table(trace: Trace) -> pa.Table:
     and become NULL in the view."""
     pa = _pa()
     n = len(trace)
-    strings = list(trace.strings)
+    strings = _strings(trace)
     pids = [str(lane.pid) for lane in trace.lanes]
     tids = [str(lane.tid) for lane in trace.lanes]
     lane = trace.lane if trace.lanes else np.zeros(0, dtype=np.int32)
@@ -129,21 +137,23 @@ def kernels_table(a: AnalysedTrace) -> pa.Table:
     op = links.op[rows]
     stream = trace.stream[rows]
     kinds = trace.kind[rows]
-    kind_text = np.array([GPU_KIND_NAMES.get(int(k), "other") for k in range(len(Kind))])
+    kind_text = [GPU_KIND_NAMES.get(int(k), "other") for k in range(len(Kind))]
+    strings = _strings(trace)
+    owner32 = owner.astype(np.int32)
     how = attribution(trace, links, rows)
     return pa.table(
         {
-            "region": pa.array([insts[i].name for i in owner.tolist()], type=pa.string()),
-            "region_group": pa.array([insts[i].group for i in owner.tolist()], type=pa.string()),
+            "region": _dict(owner32, [i.name for i in insts]),
+            "region_group": _dict(owner32, [i.group for i in insts]),
             "instance": pa.array(np.array([i.index for i in insts], dtype=np.int64)[owner]),
             "seq": pa.array(seq),
             "row": pa.array(rows.astype(np.int64)),
-            "name": _dict(trace.name_id[rows], list(trace.strings)),
-            "kind": pa.array(kind_text[kinds].tolist(), type=pa.string()),
+            "name": _dict(trace.name_id[rows], strings),
+            "kind": _dict(kinds, kind_text),
             "start_offset_us": pa.array((ts - first[owner]) / 1000.0),
             "dur_us": pa.array(trace.dur_ns[rows] / 1000.0),
             "stream": pa.array(stream, mask=stream == NO_ID),
-            "launched_by": _dict(trace.name_id[np.maximum(op, 0)], list(trace.strings), op < 0),
+            "launched_by": _dict(trace.name_id[np.maximum(op, 0)], strings, op < 0),
             "attribution": _dict(how, list(ATTRIBUTIONS)),
             "launch_row": pa.array(links.launch[rows], mask=links.launch[rows] < 0),
             "op_row": pa.array(op, mask=op < 0),

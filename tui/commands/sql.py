@@ -86,8 +86,9 @@ def open_db(inputs: list[str], args: Any = None, *, exports: bool = True) -> Any
             trace = load_for_command(path, args)
             traces.append(len(sources))
             sources.append(AnalysedTrace(trace))
+    exported = [label for s in sources if not isinstance(s, AnalysedTrace) for label in s.files]
     labels = unique_labels(
-        [trace_label(sources[i].trace.path, sources[i].trace.metadata) for i in traces]
+        [trace_label(sources[i].trace.path, sources[i].trace.metadata) for i in traces], exported
     )
     for i, label in zip(traces, labels, strict=True):
         sources[i] = Loaded(label, sources[i])
