@@ -177,3 +177,28 @@ async def test_pilot_kernel_draws_connector_and_marks(monkeypatch):
         await pilot.press("g")  # to the launch: the copy is marked now
         await pilot.pause()
         assert m.selected == call and mc in m.link_set.marked
+
+
+def test_a_step_marks_every_kernel_and_zoomed_out_marks_match_event_by_event(monkeypatch):
+    import tui.link_marks as lm
+    from tests.fixtures.linked_trace import linked_trace
+
+    t = linked_trace(30_000)
+    links = LinkLookup(AnalysedTrace(t))
+    links.analysis  # noqa: B018
+    m = TimelineModel(t, links, width=120)
+    ls = link_set(t, links, 0, m.origin)  # ProfilerStep#1: every launch inside it
+    kernels = np.flatnonzero(np.isin(t.kind, [Kind.KERNEL, Kind.MEMCPY]))
+    calls = np.flatnonzero(t.kind == Kind.RUNTIME)
+    assert sorted(ls.marked.tolist()) == sorted(kernels.tolist() + calls.tolist())
+    assert np.all(np.diff(ls.src_ts) >= 0) and ls.src.size == kernels.size
+    vp = m.viewport
+    for lane, depth in ((1, None), (0, 3), (0, None)):
+        merged = marked_mask(ls, [lane], depth, vp.start, vp.ns_per_cell, vp.width)
+        monkeypatch.setattr(lm, "MERGED_ABOVE", 10**9)
+        exact = marked_mask(ls, [lane], depth, vp.start, vp.ns_per_cell, vp.width)
+        monkeypatch.setattr(lm, "MERGED_ABOVE", 4)
+        assert merged is not None and np.array_equal(merged, exact), (lane, depth)
+    conn = connectors(ls, t, m.where, vp.start, vp.ns_per_cell, vp.width, (0, len(m.rows)),
+                      m.origin)  # fmt: skip
+    assert conn and sum(len(c) for c in conn.values()) <= 4 * vp.width  # capped by columns

@@ -38,16 +38,21 @@ def busy_of(track: Track) -> Busy:
     """Merge the track's events (in start order, ``maxend`` precomputed) into disjoint
     busy intervals: a new interval starts where an event starts after every earlier
     one has ended."""
-    n = len(track)
+    return busy_from(track.ts, track.maxend)
+
+
+def busy_from(ts: np.ndarray, maxend: np.ndarray) -> Busy:
+    """``busy_of`` over start times (ascending) and the running maximum of the ends."""
+    n = int(ts.shape[0])
     if n == 0:
         z = np.zeros(0)
         return Busy(z, z, np.zeros(1))
     new = np.ones(n, dtype=bool)
-    new[1:] = track.ts[1:] > track.maxend[:-1]
+    new[1:] = ts[1:] > maxend[:-1]
     first = np.flatnonzero(new)
     last = np.append(first[1:] - 1, n - 1)
-    starts = track.ts[first]
-    ends = track.maxend[last]
+    starts = ts[first]
+    ends = maxend[last]
     cum = np.concatenate([[0.0], np.cumsum(ends - starts)])
     return Busy(starts, ends, cum)
 

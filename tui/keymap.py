@@ -91,8 +91,7 @@ _APP = (
     Key("app", "/", "search event names (substring; re:<regex> for a regex)",
         "slash", "search", "Search event names", True, "/",
         short="Search"),
-    Key("app", "n", "next search match (or occurrence), on the timeline", "n", "match(1)",
-        "Next search match"),
+    Key("app", "n", "next search match or occurrence", "n", "match(1)", "Next search match"),
     Key("app", "N", "previous search match", "N", "match(-1)", "Previous search match"),
     Key("app", "[ / ]", "previous / next file (when several are open)"),
     Key("app", "[", "previous file", "left_square_bracket", "tab(-1)", "Previous file",
@@ -166,17 +165,14 @@ _TIMELINE = (
         "Jump to the previous mark", in_help=False),
     Key("timeline", '"', "clear every mark", "quotation_mark", "clear_marks", "Clear the marks"),
     Key("timeline", "o", "every occurrence of the selected event's name: a list;\n"
-        "⏎ shows one, then n / N step through them", "o", "occurrences",
-        "Occurrences of the selected name"),
+        "⏎ shows one, then n / N step through them", "o", "occurrences", "Occurrences"),
     Key("timeline", "p", "pin the cursor's lane (on a process: its lanes) to the\n"
         "top; p again unpins", "p", "pin_lane", "Pin / unpin a lane"),
-    Key("timeline", "x", "hide the cursor's lane (on a process: its lanes)",
-        "x", "hide_lane", "Hide a lane"),
-    Key("timeline", "X", "restore every hidden lane", "X", "restore_lanes",
-        "Restore hidden lanes"),
+    Key("timeline", "x", "hide the cursor's lane (a process: its lanes)", "x", "hide_lane", "Hide"),
+    Key("timeline", "X", "restore every hidden lane", "X", "restore_lanes", "Restore hidden lanes"),
     Key("timeline", "c", "fold / unfold the whole process the cursor is in; a\n"
-        "folded row: busy share per cell (▁▃█), events, busy %",
-        "c", "fold_process", "Fold / unfold the process"),
+        "folded row: busy share per cell (▁▃█), events, busy %", "c", "fold_process",
+        "Fold / unfold the process"),
     Key("timeline", "links", "a selected kernel marks its launch call and op; an op\n"
         "marks the GPU work it launched; │╰─▶ joins launch\nand kernel where both are on screen"),
     Key("timeline", "L", "legend: what each colour, letter and glyph means\n"
@@ -219,10 +215,9 @@ _RANGE = (
 
 _OCCURRENCES = (
     Key("occurrences", "↑ / ↓", "move in the list: start, duration, lane, launched by"),
-    Key("occurrences", "⏎ / z", "show it on the timeline; n / N then step through all",
-        "z", "choose", "Show on timeline", True, "z", palette=False),
-    Key("occurrences", "esc / q", "close the list", "escape,q", "close", "Close",
-        palette=False),
+    Key("occurrences", "⏎ / z", "show it on the timeline; n / N then step through all", "z",
+        "choose", "Show on timeline", True, "z", palette=False),
+    Key("occurrences", "esc / q", "close the list", "escape,q", "close", "Close", palette=False),
 )
 
 _REGIONS = (
@@ -240,8 +235,7 @@ _OPS = (
         True, short="Sort"),
     Key("ops", "O", "sort by the previous column", "O", "next_sort(-1)",
         "Sort by previous column"),
-    Key("ops", "⏎", "every occurrence of the op (a list; ⏎ shows one on the\n"
-        "timeline, n / N step)"),
+    Key("ops", "⏎", "every occurrence of the op, listed; then n / N step"),
     Key("ops", "r", "reverse the sort", "r", "reverse", "Reverse the sort", True, short="Reverse"),
     Key("ops", "click header", "sort by that column"),
     Key("ops", "f / ctrl+f", "filter by name (re:<regex> for a regex)",

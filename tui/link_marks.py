@@ -22,10 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from profiling.trace.model import GPU_KINDS, Kind, Trace
+from tui.density import Busy, busy_cells, busy_from
 from tui.links import LinkLookup
 from tui.rows import RowSpec
 
 _NONE = np.zeros(0, dtype=np.int64)
+MERGED_ABOVE = 4
+"""Past this many marked events per cell of a row, the row's marks are drawn from
+their union (``LaneMarks.busy``) instead of event by event."""
 MAX_CONNECTOR_COLUMNS = 512
 """Connectors drawn per frame at most (distinct columns); past it the links in the
 window are sampled evenly (a zoomed-out op of 100,000 kernels is a solid band)."""
@@ -44,6 +48,20 @@ class LaneMarks:
     end: np.ndarray
     maxend: np.ndarray  # running maximum of ``end`` (the window's first candidate)
     depth: np.ndarray
+    merged: dict = field(default_factory=dict)  # depth (None: all) -> Busy, made on demand
+
+    def busy(self, depth: int | None) -> Busy:
+        """The union of the marked events (at ``depth``): a window showing thousands of
+        them is drawn from it in ``width`` binary searches."""
+        found = self.merged.get(depth)
+        if found is None:
+            if depth is None:
+                found = busy_from(self.ts, self.maxend)
+            else:
+                keep = self.depth == depth
+                found = busy_from(self.ts[keep], np.maximum.accumulate(self.end[keep]))
+            self.merged[depth] = found
+        return found
 
 
 @dataclass(frozen=True)
@@ -75,30 +93,54 @@ def link_set(trace: Trace, links: LinkLookup, row: int, origin: int) -> LinkSet:
         src = np.array([call] if call >= 0 else [], dtype=np.int64)
         dst = np.array([row] if call >= 0 else [], dtype=np.int64)
     elif kind in LAUNCHERS:
-        gpu = links.gpu_of(row)
-        calls = links.analysis.launch[gpu] if gpu.size else _NONE
-        keep = calls >= 0
-        src, dst = calls[keep].astype(np.int64), gpu[keep].astype(np.int64)
-        marked = np.union1d(gpu, src) if kind != Kind.RUNTIME else np.asarray(gpu, np.int64)
+        gpu, src = _launched(trace, links, row)
+        dst = gpu
+        marked = np.concatenate([gpu, src]) if kind != Kind.RUNTIME else gpu
     else:
         return LinkSet(row)
-    marked = np.setdiff1d(marked, [row])
-    order = np.argsort(trace.ts_ns[src], kind="stable")
-    src, dst = src[order], dst[order]
+    marked = marked[marked != row]
+    if src.size > 1 and not np.all(np.diff(trace.ts_ns[src]) >= 0):
+        order = np.argsort(trace.ts_ns[src], kind="stable")
+        src, dst = src[order], dst[order]
     src_ts = (trace.ts_ns[src] - origin).astype(np.float64)
     return LinkSet(row, marked, src, dst, src_ts, _by_lane(trace, marked, origin))
 
 
+def _launched(trace: Trace, links: LinkLookup, row: int) -> tuple[np.ndarray, np.ndarray]:
+    """(GPU rows, their launch calls) of op ``row``, in launch order: a slice of the
+    links' ``by_launch`` (no sort: a ``ProfilerStep`` over 3 M kernels costs a
+    few numpy passes, not a sort of them)."""
+    a = links.analysis
+    if int(trace.kind[row]) == Kind.RUNTIME:
+        gpu = a.gpu_rows[a.launch[a.gpu_rows] == row].astype(np.int64)
+    else:
+        start = int(trace.ts_ns[row])
+        end = start + max(int(trace.dur_ns[row]), 1)
+        lo, hi = a.launch_range(np.array([int(trace.lane[row])]), np.array([start]),
+                                np.array([end]))  # fmt: skip
+        gpu = a.by_launch[int(lo[0]) : int(hi[0])].astype(np.int64)
+    calls = a.launch[gpu].astype(np.int64)
+    keep = calls >= 0
+    return gpu[keep], calls[keep]
+
+
 def _by_lane(trace: Trace, rows: np.ndarray, origin: int) -> dict[int, LaneMarks]:
+    """The marked rows split by lane, each in start order.  Trace rows are stored
+    lane by lane in start order, so sorting row numbers (nearly sorted already:
+    timsort is linear on them) is the whole work."""
     out: dict[int, LaneMarks] = {}
     if not rows.size:
         return out
-    lanes = trace.lane[rows]
-    order = np.lexsort((trace.ts_ns[rows], lanes))
-    rows, lanes = rows[order], lanes[order]
-    cuts = np.flatnonzero(np.diff(lanes)) + 1
+    rows = np.sort(rows, kind="stable")
+    cuts = np.searchsorted(rows, trace.lane_start[1:-1])
     for part in np.split(rows, cuts):
-        ts = (trace.ts_ns[part] - origin).astype(np.float64)
+        if not part.size:
+            continue
+        ts_ns = trace.ts_ns[part]
+        if part.size > 1 and not np.all(np.diff(ts_ns) >= 0):
+            part = part[np.argsort(ts_ns, kind="stable")]
+            ts_ns = trace.ts_ns[part]
+        ts = (ts_ns - origin).astype(np.float64)
         end = ts + trace.dur_ns[part].astype(np.float64)
         out[int(trace.lane[part[0]])] = LaneMarks(
             part, ts, end, np.maximum.accumulate(end), trace.depth[part].astype(np.int64)
@@ -122,6 +164,11 @@ def marked_mask(
         lo = int(np.searchsorted(lm.maxend, t0, side="right"))
         hi = int(np.searchsorted(lm.ts, t1, side="left"))
         if lo >= hi:
+            continue
+        if hi - lo > MERGED_ABOVE * width:  # zoomed out over many: their union
+            covered = busy_cells(lm.busy(depth), t0, ns_per_cell, width) > 0
+            starts.append(np.flatnonzero(covered))
+            stops.append(starts[-1] + 1)
             continue
         keep = lm.end[lo:hi] > t0
         if depth is not None:
