@@ -2,6 +2,8 @@
 
     python -m tui.screenshot TRACE OUT.svg [--size 140x45] [--keys "2 enter z"] [--search TEXT]
 
+TRACE may be a job's folder (its ranks open as one tab, ``tui.job_session``).
+
 Opens TRACE headless at a fixed size, presses the keys, optionally searches
 (selecting the first match), and writes ``App.export_screenshot`` to OUT.svg.
 The default shows the first ``attn_fwd`` instance of the trace with the first
@@ -41,14 +43,20 @@ def save_svg(app: App, option: str | None = None) -> str:
 
 async def shoot(trace: str, out: str, size: tuple[int, int], keys: list[str], search: str) -> str:
     from tui.app import AttnTuiApp
+    from tui.inputs import resolve_paths
+    from tui.job_session import open_targets
 
-    app = AttnTuiApp([trace], theme="attn-dark")
+    targets, load = open_targets(resolve_paths([trace], lambda line: None))  # a job: one tab
+    app = AttnTuiApp(targets, loader=load, theme="attn-dark")
     async with app.run_test(size=size) as pilot:
-        while any(p.state == "loading" for p in app.panes):
+        while any(p.state == "loading" or (p.session is not None and not p.session.analysed)
+                  for p in app.panes):
             await pilot.pause(0.05)
         await pilot.pause()
         if keys:
             await pilot.press(*keys)
+            await pilot.pause(0.3)
+            await app.workers.wait_for_complete()  # views computed on workers (Ranks)
         if search and app.pane is not None:
             app.pane.search(search)
         await pilot.pause()
