@@ -17,8 +17,9 @@ runs in a fresh process, as a user's command would:
    NumPy pass: a second copy of the columns would add about ``column bytes``.
 
 Times are wall-clock on whatever machine runs it; the ratio (DuckDB scan / NumPy
-pass) is the part that carries between machines.  Small inputs here; the 1 GB
-trace on a bigger machine (bench/README.md: ``make_big_trace.py``).
+pass) is the part that carries between machines.  Last, the first row of ``kernels``
+(which needs the links and regions: computed, or mapped from the index when it has
+them).  Small inputs here; the 1 GB trace on a bigger machine (bench/README.md).
 """
 
 from __future__ import annotations
@@ -82,11 +83,15 @@ def child(path: str, mode: str, query: str) -> dict:
     scan = db.query(query)
     scan_s = time.perf_counter() - t
     peak = _peak_mb()
+    t = time.perf_counter()
+    db.query("SELECT * FROM kernels LIMIT 5")
+    kernels_s = time.perf_counter() - t
     del kinds, sums
     return {"events": len(trace), "reopen_s": loaded_s, "first_row_s": first_row_s,
             "column_mb": col_mb, "numpy_pass_s": numpy_s, "scan_s": scan_s,
             "rss_after_numpy_mb": rss_touched, "peak_rss_mb": peak,
-            "duckdb_adds_mb": peak - rss_touched, "scan_rows": len(scan.rows)}
+            "duckdb_adds_mb": peak - rss_touched, "scan_rows": len(scan.rows),
+            "kernels_first_row_s": kernels_s}
 
 
 def run_child(path: str, mode: str, query: str, cache_dir: str) -> dict:
@@ -119,6 +124,8 @@ def main() -> int:
     print(f"  NumPy pass over the columns     {r['numpy_pass_s']:8.3f} s")
     print(f"  DuckDB full-scan aggregate      {r['scan_s']:8.3f} s  "
           f"({r['scan_s'] / max(r['numpy_pass_s'], 1e-9):.1f}x the NumPy pass)")
+    print(f"  then first row of kernels       {r['kernels_first_row_s']:8.2f} s  "
+          "(links and regions: from the index when it holds them)")
     print(f"  column bytes                    {r['column_mb']:8.1f} MB")
     print(f"  RSS after the NumPy pass        {r['rss_after_numpy_mb']:8.1f} MB")
     print(f"  peak RSS after the DuckDB scan  {r['peak_rss_mb']:8.1f} MB")
