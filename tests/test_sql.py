@@ -193,3 +193,12 @@ def test_events_columns_are_not_copied() -> None:
         assert column.buffers()[1].address == getattr(trace, name).ctypes.data, name
     names = table.column("name").chunk(0)
     assert names.indices.buffers()[1].address == trace.name_id.ctypes.data
+
+
+def test_query_from_stdin(monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("SELECT count(*) AS n\nFROM traces\n"))
+    assert main(["sql", SAMPLES[0], "-", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"n": 1}]

@@ -42,7 +42,9 @@ def add_parsers(sub: Any, common: Callable[..., None]) -> None:
         metavar="TRACE",
         help="a trace, a folder of traces, or a folder written by 'export'",
     )
-    p.add_argument("query", metavar="QUERY", help="the SQL query (quote it)")
+    p.add_argument(
+        "query", metavar="QUERY", help="the SQL query (quote it; '-' reads it from stdin)"
+    )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print a list of row objects")
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown table")
@@ -98,6 +100,8 @@ def open_db(inputs: list[str], args: Any = None, *, exports: bool = True) -> Any
 def run(args: argparse.Namespace) -> int:
     if args.command == "export":
         return _export(args)
+    if args.query == "-":
+        args.query = sys.stdin.read()
     if not args.query.strip():
         raise AttnTuiError(
             "the query is empty",
