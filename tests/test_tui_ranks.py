@@ -119,3 +119,8 @@ async def test_selected_collective_shows_every_rank_wait(tmp_path: Path) -> None
         assert "#0 on 4 ranks" in text and "rank 0 waited 200 µs" in text
         assert "last to arrive: rank 1" in text
         assert "0: 200 µs  1: 0 ns  2: 200 µs  3: 200 µs" in text
+        marked = set(pane.model.link_set.marked.tolist())  # the same collective, other ranks
+        peers = {i for i in nccl if int(t.ts_ns[i]) // 2_000_000 == int(t.ts_ns[row]) // 2_000_000
+                 and i != row}
+        assert len(peers) == 3 and peers <= marked
+        assert {pane.session.job.rank_of_row(i).rank for i in peers} == {1, 2, 3}

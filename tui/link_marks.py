@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from profiling.analysis.collectives import collective_peers
 from profiling.trace.model import GPU_KINDS, Kind, Trace
 from tui.density import Busy, busy_cells, busy_from
 from tui.links import LinkLookup
@@ -92,6 +93,8 @@ def link_set(trace: Trace, links: LinkLookup, row: int, origin: int) -> LinkSet:
         marked = np.array([r for r in (call, op) if r >= 0], dtype=np.int64)
         src = np.array([call] if call >= 0 else [], dtype=np.int64)
         dst = np.array([row] if call >= 0 else [], dtype=np.int64)
+        peers = collective_peers(trace, row)  # a job's collective: the other ranks' kernels
+        marked = np.concatenate([marked, peers]) if peers.size else marked
     elif kind in LAUNCHERS:
         gpu, src = _launched(trace, links, row)
         dst = gpu

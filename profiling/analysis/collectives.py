@@ -167,3 +167,12 @@ def row_collective(trace: Trace, row: int) -> tuple[Job, Collective] | None:
         return None
     found = job_collectives(job)[1].get(row)
     return (job, found) if found is not None else None
+
+
+def collective_peers(trace: Trace, row: int) -> np.ndarray:
+    """The other ranks' kernels of the collective that row ``row`` is part of (the
+    timeline marks them with the selection); empty outside a job's collectives."""
+    found = row_collective(trace, row)
+    if found is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.array([r for r in found[1].rows if r >= 0 and r != row], dtype=np.int64)
