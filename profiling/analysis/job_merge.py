@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -113,36 +114,73 @@ def _intern(strings: list[str], table: dict[str, int]) -> np.ndarray:
                        count=len(strings))
 
 
-def _shift_ids(ids: np.ndarray, k: int) -> np.ndarray:
-    return np.where(ids == NO_ID, NO_ID, ids + k * ID_STRIDE)
+_COLUMNS = {
+    "ts_ns": np.int64, "dur_ns": np.int64, "name_id": np.int32, "cat_id": np.int32,
+    "kind": np.uint8, "ph": np.uint8, "lane": np.int32, "depth": np.int16,
+    "correlation": np.int64, "external_id": np.int64, "stream": np.int64,
+    "source_index": np.int64, "device_type": np.uint8,
+}
+"""The model's row columns and their dtypes (``profiling.trace.model.Trace``)."""
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Where one rank goes: its rows, and what its ids and indexes shift by."""
+
+    trace: Trace
+    k: int
+    rows: int
+    lane0: int
+    entries: int
+    offset_ns: int
+    remap: np.ndarray
+
+
+def _fill(key: str, out: np.ndarray, parts: list[_Part]) -> None:
+    """Column ``key`` of every rank written into ``out`` (one pass, in place)."""
+    for p in parts:
+        src = getattr(p.trace, key)
+        dst = out[p.rows : p.rows + src.shape[0]]
+        if key in ("name_id", "cat_id"):
+            np.take(p.remap, src, out=dst)
+            continue
+        dst[...] = src
+        if key == "ts_ns" and p.offset_ns:
+            dst += np.int64(p.offset_ns)
+        elif key == "lane" and p.lane0:
+            dst += np.int32(p.lane0)
+        elif key == "source_index" and p.entries:
+            dst += np.int64(p.entries)
+        elif key in ("correlation", "external_id") and p.k:
+            dst[dst != NO_ID] += np.int64(p.k * ID_STRIDE)
+
+
+def _columns(parts: list[_Part], total: int) -> dict[str, np.ndarray]:
+    """Every column of the merged trace; columns fill in parallel (numpy copies
+    release the GIL, and memory bandwidth is the limit at 8 GB of ranks)."""
+    out = {key: np.empty(total, dtype=dtype) for key, dtype in _COLUMNS.items()}
+    workers = max(1, min(len(out), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attn-tui load merge") as ex:
+        for f in [ex.submit(_fill, key, col, parts) for key, col in out.items()]:
+            f.result()
+    return out
 
 
 def merge_ranks(traces: Sequence[Trace], infos: Sequence[RankInfo], offsets: Sequence[int],
                 path: str, alignment: str, note: str) -> Job:
     """One ``Trace`` of every rank (in the order given, which is rank order)."""
     table: dict[str, int] = {"": 0}
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in (
-        "ts_ns", "dur_ns", "name_id", "cat_id", "kind", "ph", "lane", "depth", "correlation",
-        "external_id", "stream", "source_index", "device_type", "lane_start")}
     lanes: list[Lane] = []
     groups: list[Group] = []
     ranks: list[JobRank] = []
     warnings: list[str] = []
+    parts: list[_Part] = []
+    starts: list[np.ndarray] = []
     rows = entries = 0
     for k, (t, info, off) in enumerate(zip(traces, infos, offsets, strict=True)):
-        remap = _intern(t.strings, table)
         lane0, group0 = len(lanes), len(groups)
-        cols["ts_ns"].append(t.ts_ns + np.int64(off))
-        cols["dur_ns"].append(t.dur_ns)
-        cols["name_id"].append(remap[t.name_id] if len(t) else t.name_id)
-        cols["cat_id"].append(remap[t.cat_id] if len(t) else t.cat_id)
-        for key in ("kind", "ph", "depth", "stream", "device_type"):
-            cols[key].append(getattr(t, key))
-        cols["lane"].append(t.lane + np.int32(lane0))
-        cols["correlation"].append(_shift_ids(t.correlation, k))
-        cols["external_id"].append(_shift_ids(t.external_id, k))
-        cols["source_index"].append(t.source_index + np.int64(entries))
-        cols["lane_start"].append(t.lane_start[:-1] + np.int64(rows))
+        parts.append(_Part(t, k, rows, lane0, entries, int(off), _intern(t.strings, table)))
+        starts.append(t.lane_start[:-1] + np.int64(rows))
         lanes += [replace(lane, index=lane.index + lane0, group=lane.group + group0)
                   for lane in t.lanes]
         groups += [replace(g, index=g.index + group0, label=f"rank {info.rank} · {g.label}",
@@ -153,8 +191,8 @@ def merge_ranks(traces: Sequence[Trace], infos: Sequence[RankInfo], offsets: Seq
                              (entries, entries + t.n_entries), t.metadata))
         rows += len(t)
         entries += t.n_entries
-    cols["lane_start"].append(np.array([rows], dtype=np.int64))
-    merged = {k: np.concatenate(v) if v else np.zeros(0) for k, v in cols.items()}
+    starts.append(np.array([rows], dtype=np.int64))
+    cols = _columns(parts, rows)
     first = traces[0].metadata if traces else {}
     world = infos[0].world_size if infos else None
     backend = infos[0].backend if infos else ""
@@ -164,19 +202,10 @@ def merge_ranks(traces: Sequence[Trace], infos: Sequence[RankInfo], offsets: Seq
     metadata[JOB_KEY] = {"ranks": [r.rank for r in ranks], "paths": [r.path for r in ranks],
                          "alignment": alignment, "offsets_ns": [r.offset_ns for r in ranks]}
     trace = Trace(
-        path=path, n_entries=entries, strings=list(table),
-        ts_ns=merged["ts_ns"].astype(np.int64), dur_ns=merged["dur_ns"].astype(np.int64),
-        name_id=merged["name_id"].astype(np.int32), cat_id=merged["cat_id"].astype(np.int32),
-        kind=merged["kind"].astype(np.uint8), ph=merged["ph"].astype(np.uint8),
-        lane=merged["lane"].astype(np.int32), depth=merged["depth"].astype(np.int16),
-        correlation=merged["correlation"].astype(np.int64),
-        external_id=merged["external_id"].astype(np.int64),
-        stream=merged["stream"].astype(np.int64),
-        source_index=merged["source_index"].astype(np.int64),
-        lanes=lanes, lane_start=merged["lane_start"].astype(np.int64), groups=groups,
+        path=path, n_entries=entries, strings=list(table), **cols,
+        lanes=lanes, lane_start=np.concatenate(starts).astype(np.int64), groups=groups,
         metadata=metadata, warnings=warnings,
         args_source=JobArgs([t.args_source for t in traces], [r.entries[0] for r in ranks]),
-        device_type=merged["device_type"].astype(np.uint8),
     )
     job = Job(trace, ranks, alignment, note, world, backend)
     object.__setattr__(trace, JOB_ATTR, job)  # job_of_trace: views that get only the trace
