@@ -174,7 +174,7 @@ _TIMELINE = (
         "folded row: busy share per cell (▁▃█), events, busy %", "c", "fold_process",
         "Fold / unfold the process"),
     Key("timeline", "links", "a selected kernel marks its launch call and op; an op\n"
-        "marks the GPU work it launched; │╰─▶ joins launch\nand kernel where both are on screen"),
+        "marks the GPU work it launched; │└─► joins launch\nand kernel where both are on screen"),
     Key("timeline", "L", "legend: what each colour, letter and glyph means\n"
         "(Memcpy, Memset, kernel density); also at the end of help",
         "L", "legend", "Legend: colours and glyphs"),

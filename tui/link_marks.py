@@ -4,9 +4,9 @@ With a GPU event selected, its launching runtime call and the op around that cal
 are *marked* on their lanes; with an op, annotation or runtime call selected,
 every GPU event it launched is.  A *connector* joins each launch call to the GPU
 event it enqueued, like Perfetto's flow arrows: a vertical line of box-drawing
-glyphs in the column of the launch, on the rows between the two, then (one link)
-along the GPU row to the event, drawn only in empty cells so it never hides an
-event.
+glyphs (``│``) in the column of the launch, on the rows between the two, then
+(one link) along the GPU row to the event (``└──►``), drawn in empty cells (a
+vertical line also through a wide box, in its colour) so it never hides an event.
 
 Cost: ``link_set`` runs once per selection (a few numpy ops over the selected
 op's GPU events; the timeline model caches it), never per frame.  Per frame,
@@ -36,8 +36,10 @@ MAX_CONNECTOR_COLUMNS = 512
 window are sampled evenly (a zoomed-out op of 100,000 kernels is a solid band)."""
 LAUNCHERS = (Kind.CPU_OP, Kind.USER_ANNOTATION, Kind.RUNTIME, Kind.PYTHON_FUNCTION)
 
-VERTICAL, DOWN_END, UP_END, HORIZONTAL = "│", "╰", "╭", "─"
-ARROW_RIGHT, ARROW_LEFT, ARROW_DOWN, ARROW_UP = "▶", "◀", "▼", "▲"
+VERTICAL, DOWN_END, UP_END, HORIZONTAL = "│", "└", "┌", "─"
+DOWN_END_LEFT, UP_END_LEFT = "┘", "┐"
+ARROW_RIGHT, ARROW_LEFT, ARROW_DOWN, ARROW_UP = "►", "◄", "▼", "▲"
+"""Connector glyphs, all in the VGA/CP437 set (the Linux console draws them too)."""
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,7 @@ def connectors(
             if d0 - 1 < width:
                 target[d0 - 1] = ARROW_RIGHT
         elif single and d0 < col - 1:
-            target[col] = "╯" if step > 0 else "╮"
+            target[col] = DOWN_END_LEFT if step > 0 else UP_END_LEFT
             for c in range(max(d0 + 1, 0), col):
                 target[c] = HORIZONTAL
             if d0 + 1 >= 0:

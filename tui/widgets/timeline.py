@@ -191,7 +191,7 @@ class Timeline(ReportsErrors, MarkKeys, LaneKeys, ScrollView, can_focus=True):
         spec = self.model.rows[index]
         width = self.label_cells
         if spec.kind == "pins":
-            text = "⊤ " + spec.label
+            text = "■ " + spec.label
             style = self._style("timeline--group")
         elif spec.kind == "group":
             text = ("▸ " if spec.folded else "▾ ") + visible(spec.label)
@@ -269,7 +269,9 @@ class Timeline(ReportsErrors, MarkKeys, LaneKeys, ScrollView, can_focus=True):
             model.rebuild()
             target = next_gpu_lane(model.trace, model.rows, model.cursor)
         if target < 0:
-            self.notify("This trace has no GPU lane", severity="warning", timeout=3)
+            hidden = any(model.trace.lanes[i].kind == "gpu" for i in model.folds.hidden)
+            why = "GPU lanes hidden: X restores them" if hidden else "This trace has no GPU lane"
+            self.notify(why, severity="warning", timeout=3)
             return
         model.cursor = target
         model.version += 1
