@@ -25,7 +25,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.attention_regions import is_attention_name
 from profiling.analysis.job_merge import Job, JobRank
-from profiling.analysis.regions import Regions
+from profiling.analysis.regions import RegionInstance, Regions
 from profiling.trace.model import Kind, Trace
 
 COMM_WORDS = ("nccl", "rccl")
@@ -89,9 +89,15 @@ def gpu_breakdown(trace: Trace, rows: tuple[int, int] = (0, -1),
     }
 
 
-def rank_regions(regions: Regions, lane_rank: np.ndarray, rank: int) -> Regions:
-    """The region instances of one rank of a merged trace."""
-    return Regions([i for i in regions.instances if int(lane_rank[i.lane]) == rank])
+def rank_regions(regions: Regions, lane_rank: np.ndarray) -> dict[int, Regions]:
+    """The region instances of each rank of a merged trace (one pass over them)."""
+    inst = regions.instances
+    lanes = np.fromiter((i.lane for i in inst), dtype=np.int64, count=len(inst))
+    owner = lane_rank[lanes] if len(inst) else lanes
+    out: dict[int, list[RegionInstance]] = {}
+    for j, rank in enumerate(owner.tolist()):
+        out.setdefault(rank, []).append(inst[j])
+    return {rank: Regions(found) for rank, found in out.items()}
 
 
 def region_figures(regions: Regions) -> dict[str, Any]:
@@ -116,10 +122,11 @@ def rank_breakdown(job: Job, analysed: AnalysedTrace | None = None) -> list[dict
     a = analysed or AnalysedTrace(job.trace)
     comm = comm_names(job.trace.strings)
     lane_rank = job.rank_of_lane()
+    by_rank = rank_regions(a.regions, lane_rank)
     out = []
     for r in job.ranks:
         figures = gpu_breakdown(job.trace, r.rows, comm)
         out.append({"rank": r.rank, "path": r.path, "device": device_of(job, r), **figures,
                     "offset_ns": r.offset_ns,
-                    "regions": region_figures(rank_regions(a.regions, lane_rank, r.rank))})
+                    "regions": region_figures(by_rank.get(r.rank, Regions([])))})
     return out
