@@ -9,6 +9,7 @@ failure path is driven by ``ATTN_TUI_CAPTURE_FAIL_RANK`` (inherited by the ranks
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -83,6 +84,21 @@ def test_loader_reads_both_ranks_and_their_collectives(captured: Path, name: str
         assert ops.count("step_sync") == 3 and ops.count("attn_fwd") == 3
         if name == "ring":  # k/v travel round the ring once per forward (2 ranks)
             assert ops.count("gloo:send") == 3 and ops.count("gloo:recv") == 3
+
+
+@pytest.mark.parametrize("name", ["sdpa_math", "ring"])
+def test_op_table_of_each_rank_equals_torchs_key_averages(
+        captured: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """gloo's ranges (gloo:send, gloo:all_reduce) are async in torch: the table must agree."""
+    from tests.test_key_averages_oracles import compare
+
+    for rank in (0, 1):
+        stem = captured / f"{name}.rank{rank}"
+        assert main(["table", f"{stem}.json", "--json", "--no-cache"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        problems, _, n = compare(rows, read_json(Path(f"{stem}.key_averages.json")))
+        assert not problems, problems[:10]
+        assert n > 0
 
 
 def test_ring_is_sequence_sharded_and_matches_single_device(captured: Path) -> None:

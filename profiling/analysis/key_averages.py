@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from profiling.analysis.async_events import set_apart
 from profiling.analysis.device_time import frontend_ids, own_device_time, place_overhead
 from profiling.analysis.links import Links, category_mask, link_gpu_events
 from profiling.analysis.nesting import Nesting, nest, subtree_sums
@@ -173,6 +174,7 @@ def key_averages(trace: Trace, *, python_functions: bool = False,
     child_dur = np.zeros(h.rows.shape[0], dtype=np.int64)
     kids = np.flatnonzero(alive & (new_parent >= 0))
     np.add.at(child_dur, new_parent[kids], h_dur[kids])
+    child_dur[h.is_async] = h_dur[h.is_async]  # async: no self time (async_events.py)
     events = _Events.concat(
         _Events.of_host(trace, h.rows[alive], h_key[alive], h_dur[alive] - child_dur[alive],
                         own[alive], subtree_sums(own, h.nesting.stop)[alive]),
@@ -197,6 +199,7 @@ class _Host:
     lane: np.ndarray
     given_id: np.ndarray  # the id torch gives an overhead slice (NO_ID for the others)
     nesting: Nesting
+    is_async: np.ndarray  # c10d Work ranges: never nested, no self time
 
 
 def _kept_names(trace: Trace) -> np.ndarray:
@@ -226,8 +229,9 @@ def _host_events(trace: Trace, python_functions: bool) -> _Host:
         given = np.concatenate((given, o_id))
         order = np.lexsort((-trace.dur_ns[host], trace.ts_ns[host], lane))
         host, lane, given = host[order], lane[order], given[order]
+    host, lane, given, is_async = set_apart(trace, host, lane, given)
     start = trace.ts_ns[host]
-    return _Host(host, lane, given, nest(start, start + trace.dur_ns[host], lane))
+    return _Host(host, lane, given, nest(start, start + trace.dur_ns[host], lane), is_async)
 
 
 def _device_events(trace: Trace) -> np.ndarray:
