@@ -11,6 +11,7 @@ line says how to install it.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.text import Text
@@ -19,6 +20,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 from textual.worker import Worker, WorkerState
 
+from tui.fmt import fmt_ns
 from tui.guard import ReportsErrors
 from tui.keymap import bindings
 from tui.names import clip
@@ -54,6 +56,7 @@ class QueryView(ReportsErrors, Vertical):
         self.state = "idle"  # idle | running | ready | error | missing
         self._worker: Worker | None = None
         self._panes: list[Any] = []
+        self._started = 0.0
 
     def compose(self) -> ComposeResult:
         yield Input(EXAMPLE, placeholder="SELECT ... FROM events ...", id="query-input")
@@ -107,6 +110,7 @@ class QueryView(ReportsErrors, Vertical):
             Text(f"Running over {loaded} file{'s' if loaded != 1 else ''}{waiting}…", style="dim")
         )
         files = self.files
+        self._started = time.monotonic()
         self._worker = self.run_worker(
             lambda: files.run(query),
             thread=True,
@@ -147,6 +151,7 @@ class QueryView(ReportsErrors, Vertical):
             )
         n = len(answer.rows)
         text = Text(f"{n}{'+' if answer.more else ''} row{'s' if n != 1 else ''}", style="bold")
+        text.append(f" in {fmt_ns((time.monotonic() - self._started) * 1e9)}")
         if answer.more:
             text.append(f" (the first {n} shown: add a LIMIT or an aggregate)")
         if "row" in answer.columns:
