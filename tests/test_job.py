@@ -43,12 +43,17 @@ def test_job_detection_groups_ranks_and_leaves_the_rest(tmp_path: Path) -> None:
     assert sniff_rank(ranks[0]).rank == 2  # type: ignore[union-attr]
 
 
-def test_duplicate_ranks_are_not_one_job(tmp_path: Path) -> None:
+def test_duplicate_ranks_are_not_one_job(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     step = [Step(0, 100, [Gpu("k", 10, 5)])]
     a = write(tmp_path / "a.json", rank_doc(0, 2, step))
     b = write(tmp_path / "b.json", rank_doc(0, 2, step))
     assert group_paths([a, b]) == [[a], [b]]
     assert main(["ranks", a, b]) == 2
+    assert "rank 0 more than once" in capsys.readouterr().err
+    c = write(tmp_path / "c.json", rank_doc(None, None, step))
+    assert main(["ranks", a, c]) == 2
+    assert "1 of them has no rank in distributedInfo" in capsys.readouterr().err
 
 
 # ---- alignment and the merged trace ----

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import os
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -85,6 +86,8 @@ class Job:
 
     def header(self) -> str:
         """``8 ranks of 8 · nccl · aligned on clock: ...`` for the status line."""
+        if len(self.ranks) == 1:
+            return f"one trace (rank {self.ranks[0].rank}), not a job of several ranks"
         world = f" of {self.world_size}" if self.world_size else ""
         backend = f" · {self.backend}" if self.backend else ""
         return f"job: {len(self.ranks)} ranks{world}{backend} · aligned on {self.alignment_note}"
@@ -227,6 +230,22 @@ def job_path(paths: Sequence[str]) -> str:
     return folders.pop() if len(folders) == 1 else os.path.commonpath(list(folders))
 
 
+def why_not_one_job(infos: Sequence[RankInfo | None]) -> str:
+    """What keeps ranked traces from being one job, in a few words."""
+    missing = sum(1 for i in infos if i is None)
+    if missing:
+        return f"{missing} of them {'has' if missing == 1 else 'have'} no rank in distributedInfo"
+    ranked = [i for i in infos if i is not None]
+    worlds = sorted({i.world_size or 0 for i in ranked})
+    if len(worlds) > 1 or worlds == [1] or worlds == [0]:
+        return "world sizes " + ", ".join(str(w) for w in worlds)
+    counts = Counter(i.rank for i in ranked)
+    twice = sorted(rank for rank, n in counts.items() if n > 1)
+    if twice:
+        return "rank " + ", ".join(map(str, twice)) + " more than once"
+    return "backends " + ", ".join(sorted({i.backend or "?" for i in ranked}))
+
+
 def load_job(paths: Sequence[str], load: Loader, alignment: str = "clock",
              path: str | None = None) -> Job:
     """Load ``paths`` (in parallel) and merge them as one job, in rank order.
@@ -237,8 +256,9 @@ def load_job(paths: Sequence[str], load: Loader, alignment: str = "clock",
     infos = [rank_info_of(p, t.metadata) for p, t in zip(paths, traces, strict=True)]
     groups = job_groups(infos, paths)
     if len(groups) != 1 or len(groups[0]) < 2:
-        raise AttnTuiError("these traces are not the ranks of one job", job_path(paths),
-                           "each needs distributedInfo with its own rank and one world size")
+        raise AttnTuiError(f"these {len(paths)} traces are not the ranks of one job "
+                           f"({why_not_one_job(infos)})", job_path(paths),
+                           "give one job's rank traces or its folder")
     order = groups[0]
     traces = [traces[i] for i in order]
     offsets, note = align_offsets(traces, alignment)
