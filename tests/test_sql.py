@@ -202,3 +202,13 @@ def test_query_from_stdin(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(sys, "stdin", io.StringIO("SELECT count(*) AS n\nFROM traces\n"))
     assert main(["sql", SAMPLES[0], "-", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == [{"n": 1}]
+
+
+def test_an_empty_trace_has_empty_views(write_trace: Any, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    empty = str(write_trace([], name="empty.json"))
+    for view in ("events", "kernels", "ops", "regions", "lanes"):
+        assert sql(capsys, [empty], f"SELECT count(*) AS n FROM {view}") == [{"n": 0}], view
+    assert main(["export", empty, "--parquet", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    assert sql(capsys, [str(tmp_path / "out")], "SELECT rows FROM traces") == [{"rows": 0}]
