@@ -176,3 +176,14 @@ def test_batched_chains_equal_the_walk(path: Path):
         for j in range(lo, hi):
             want = launch_chain(a.trace, a.links, a.ops, int(batch.rows[j]), inst.row)
             assert batch.chain_of(j) == want
+
+
+def test_parts_stored_by_other_code_are_not_read(write_trace, tmp_path, monkeypatch):
+    """An edit of the analysis that forgets ANALYSIS_VERSION still never reads old parts."""
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = write_trace(many_events(4))
+    assert AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions.instances
+    calls = builders_counted(monkeypatch)
+    monkeypatch.setattr(analysis_store, "code_digest", lambda: "edited")
+    assert AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions.instances
+    assert calls.get("find_regions") == 1

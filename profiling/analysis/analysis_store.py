@@ -11,8 +11,10 @@ files and a ``part.json`` with the rest.  A reopen maps the arrays
 (``mmap_mode="r"``) and decodes the small JSON.
 
 Never stale: ``part.json`` carries the index's key (which hashes the trace's
-size, mtime, first and last MiB and ``LOADER_VERSION``) and ``ANALYSIS_VERSION``
-(in the key and the folder's name); a part whose key differs is ignored and
+size, mtime, first and last MiB and ``LOADER_VERSION``), ``ANALYSIS_VERSION``
+(in the key and the folder's name) and a hash of the analysis and loader source
+(``code_digest``: an edit that changes a result without bumping the version
+still never reads the old result); a part whose key differs is ignored and
 rewritten.  Never fatal: a part that cannot be read is recomputed, one that
 cannot be written is not.  Atomic: a part is written into a temp folder, then
 renamed into place; of two writers one wins.  A trace with no index (small,
@@ -21,6 +23,7 @@ renamed into place; of two writers one wins.  A trace with no index (small,
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -58,8 +61,25 @@ def part_folder_name(part: str) -> str:
     return PART_PREFIX + "h" + digest[:24]
 
 
+@functools.cache
+def code_digest() -> str:
+    """A hash of the analysis and loader source: a part stored by other code (an
+    edit that forgot to bump ``ANALYSIS_VERSION``, another checkout) is not read.
+    Read once per process: about 50 files, a few milliseconds."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for folder in ("analysis", "trace"):
+        for source in sorted((root / folder).glob("*.py")):
+            h.update(source.name.encode())
+            try:
+                h.update(source.read_bytes())
+            except OSError:
+                h.update(b"?")
+    return h.hexdigest()[:16]
+
+
 def _store_key(index_key: str) -> str:
-    return f"{index_key}:analysis-{ANALYSIS_VERSION}"
+    return f"{index_key}:analysis-{ANALYSIS_VERSION}:{code_digest()}"
 
 
 def available(trace: Trace) -> bool:

@@ -15,10 +15,11 @@ links and op table compare reads are the ones every other view reads.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace, as_analysed
 from profiling.analysis.attention_flops import (
@@ -28,6 +29,7 @@ from profiling.analysis.attention_flops import (
     work_from_ops,
 )
 from profiling.analysis.attention_regions import is_attention_name
+from profiling.analysis.chains import instance_gpu_rows
 from profiling.analysis.device_peaks import (
     DevicePeak,
     dtype_family,
@@ -36,7 +38,7 @@ from profiling.analysis.device_peaks import (
 )
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
 from profiling.analysis.ranks import trace_rank, world_size
-from profiling.analysis.regions import RegionInstance
+from profiling.analysis.regions import RegionInstance, cpu_rows_of
 from profiling.trace.model import Kind, Trace
 
 
@@ -160,15 +162,21 @@ def trace_label(path: str, metadata: dict[str, Any]) -> str:
 
 
 def _device_index(a: AnalysedTrace, instances: Sequence[RegionInstance]) -> int | None:
-    """The GPU (Kineto pid of its lanes) most of the region's GPU events ran on."""
+    """The GPU (Kineto pid of its lanes) most of the region's GPU events ran on (a tie
+    goes to the one met first, in instance and GPU order)."""
     trace = a.trace
-    pids: Counter[int] = Counter()
-    for inst in instances:
-        for row in a.gpu_rows(inst).tolist():
-            pid = trace.lanes[int(trace.lane[row])].pid
-            if isinstance(pid, int) or (isinstance(pid, str) and pid.isascii() and pid.isdigit()):
-                pids[int(pid)] += 1
-    return pids.most_common(1)[0][0] if pids else None
+    _, rows = instance_gpu_rows(trace, a.links, instances)
+    lanes, first, counts = np.unique(trace.lane[rows], return_index=True, return_counts=True)
+    pids: dict[int, list[int]] = {}  # pid -> [count, first position]
+    for lane, at, n in zip(lanes.tolist(), first.tolist(), counts.tolist(), strict=True):
+        pid = trace.lanes[lane].pid
+        if isinstance(pid, int) or (isinstance(pid, str) and pid.isascii() and pid.isdigit()):
+            got = pids.setdefault(int(pid), [0, at])
+            got[0] += n
+            got[1] = min(got[1], at)
+    if not pids:
+        return None
+    return min(pids, key=lambda p: (-pids[p][0], pids[p][1]))
 
 
 def summarize_region(a: AnalysedTrace, region: str, instances: Sequence[RegionInstance],
@@ -217,14 +225,18 @@ def region_implementation(a: AnalysedTrace, region: str,
     An unfused matmul + softmax counts as attention only in a region named like
     attention or one whose ops have an attention's shapes.
     """
-    trace = a.trace
-    kernels = [trace.name(r) for v in instances for r in a.gpu_rows(v).tolist()
-               if int(trace.kind[r]) == int(Kind.KERNEL)]
-    ops = {trace.name(r) for v in instances for r in v.op_rows(trace).tolist()}
+    trace, strings = a.trace, a.trace.strings
+    _, rows = instance_gpu_rows(trace, a.links, instances)  # every instance's, in order
+    kernels = [strings[i] for i in trace.name_id[rows[trace.kind[rows] == int(Kind.KERNEL)]]
+               .tolist()]
+    cpu = cpu_rows_of(trace, instances)
+    every = np.concatenate(cpu) if cpu else np.zeros(0, dtype=np.int64)
+    ops = {strings[i] for i in
+           np.unique(trace.name_id[every[trace.kind[every] == int(Kind.CPU_OP)]]).tolist()}
     looks = is_attention_name(region) or (
         bool(instances) and work_from_ops(trace, instances[-1].cpu_rows(trace)) is not None)
-    calls = {trace.name(int(c)) for v in instances
-             for c in a.links.launch[a.gpu_rows(v)].tolist() if c >= 0}  # hip*: ROCm evidence
+    launch = a.links.launch[rows]
+    calls = {strings[i] for i in np.unique(trace.name_id[launch[launch >= 0]]).tolist()}
     return identify(kernels, ops, len(instances), unfused=looks, call_names=calls)
 
 

@@ -17,8 +17,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.attention_flops import AttentionWork
 from profiling.analysis.launch_chain import Launch, chain_names
-from profiling.analysis.ranges import concat_ranges, range_owner
-from profiling.analysis.regions import RegionInstance
+from profiling.analysis.regions import RegionInstance, cpu_rows_of
 from profiling.trace.model import Kind, Trace
 
 SEVERITIES = ("high", "medium", "low")
@@ -163,32 +162,6 @@ class TraceFindings:
     def as_json(self) -> dict[str, Any]:
         return {"path": self.path, "regions": list(self.regions),
                 "findings": [f.as_json() for f in self.findings], "notes": list(self.notes)}
-
-
-def cpu_rows_of(trace: Trace, instances: Sequence[RegionInstance]) -> list[np.ndarray]:
-    """``RegionInstance.cpu_rows`` of many instances at once: one binary search per
-    lane for all of them, one filter over all their rows."""
-    k = len(instances)
-    if k == 0:
-        return []
-    lane = np.fromiter((v.lane for v in instances), dtype=np.int64, count=k)
-    start = np.fromiter((v.start_ns for v in instances), dtype=np.int64, count=k)
-    end = np.fromiter((v.end_ns for v in instances), dtype=np.int64, count=k)
-    row = np.fromiter((v.row for v in instances), dtype=np.int64, count=k)
-    lo, hi = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-    for ln in np.unique(lane).tolist():
-        sel = np.flatnonzero(lane == ln)
-        lanes = trace.lane_rows(ln)
-        ts = trace.ts_ns[lanes]
-        lo[sel] = np.searchsorted(ts, start[sel], side="left") + lanes.start
-        hi[sel] = np.searchsorted(ts, end[sel], side="right") + lanes.start
-    pos = concat_ranges(lo, hi)
-    owner = range_owner(lo, hi)
-    keep = trace.ts_ns[pos] + trace.dur_ns[pos] <= end[owner]
-    annotation = trace.kind[row] != int(Kind.CPU_OP)  # leaves its own row out
-    keep &= ~((pos == row[owner]) & annotation[owner])
-    counts = np.bincount(owner[keep], minlength=k)
-    return np.split(pos[keep], np.cumsum(counts)[:-1])
 
 
 Rule = Callable[[RegionContext], list[Finding]]

@@ -24,7 +24,12 @@ def run(args: argparse.Namespace) -> int:
     from tui.loading import load_for_command
 
     trace = load_for_command(args.path, args)
-    table = key_averages(trace, python_functions=getattr(args, "python_functions", False))
+    if getattr(args, "python_functions", False):
+        table = key_averages(trace, python_functions=True)
+    else:  # the analysis' own table: stored with the index, mapped on reopen
+        from profiling.analysis.analysed import AnalysedTrace
+
+        table = AnalysedTrace(trace).key_averages
     try:
         rows = sort_rows(table.rows, args.sort) if args.sort else list(table.rows)
     except KeyError:

@@ -1,0 +1,117 @@
+"""The scale issue's table in one run: every command on a big trace, as ratios.
+
+    python bench/bench_scale.py FILE.json [--jobs N] [--repeat 1] [--region attn_fwd]
+
+Measured side by side in this one run, each in a fresh interpreter (its wall
+time from before ``tui.cli`` is imported to the end; stdout to /dev/null):
+
+1. ``orjson.loads`` of the file into Python objects (the baseline);
+2. ``attn-tui stats FILE --json``, first open (no index: parses, writes the index);
+3. ``stats`` again (reopen: maps the index);
+4. ``kernels``, ``findings``, ``compare``, ``table``, ``slices`` (``--json``), each
+   twice on the reopened trace: the first run computes the analysis parts it
+   needs and stores them with the index, the second maps them (``reopen``: what a
+   user sees from the second command on).
+
+The table gives seconds, peak RSS / file size, and the ratios of the issue's
+goals: first open / ``orjson.loads`` (<= 0.25 on 2 cores), reopen / first open
+(<= 0.1), each command on the reopened trace / ``orjson.loads`` (<= 0.1), peak
+RSS / file (<= 1.0 first open, <= 0.3 reopen).  The index is cleared before each
+repeat and after the last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_load import ORJSON, clear_cache, measure  # noqa: E402
+
+COMMANDS = ("kernels", "findings", "compare", "table", "slices")
+GOALS = {"first": 0.25, "reopen": 0.1, "command": 0.1, "rss_first": 1.0, "rss_reopen": 0.3}
+
+
+def command_body(argv: list[str]) -> str:
+    """Run ``attn-tui ARGV`` in the measured interpreter, its stdout to /dev/null."""
+    return (
+        "import os\nfrom tui.cli import main\n"
+        "null = os.open(os.devnull, os.O_WRONLY); os.dup2(null, 1)\n"
+        f"code = main({argv!r})\n"
+        "sys.stdout.flush()\n"
+        "assert code == 0, code"
+    )
+
+
+def run_once(path: Path, extra: list[str], region: str | None) -> dict[str, dict[str, float]]:
+    """One repeat: every measurement of the table, in order."""
+    out: dict[str, dict[str, float]] = {}
+    clear_cache(path)
+    out["orjson"] = measure(ORJSON, path)
+    out["stats first"] = measure(command_body(["stats", str(path), "--json", *extra]), path)
+    out["stats reopen"] = measure(command_body(["stats", str(path), "--json", *extra]), path)
+    for name in COMMANDS:
+        argv = [name, str(path), "--json", *extra]
+        if name == "kernels" and region:
+            argv[2:2] = ["--region", region]
+        out[f"{name} computes"] = measure(command_body(argv), path)
+        out[f"{name} reopen"] = measure(command_body(argv), path)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--jobs", type=int, help="--jobs N for every command (default: theirs)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--region", default="attn_fwd",
+                        help="kernels --region (default attn_fwd; '' for the command's choice)")
+    args = parser.parse_args()
+    extra = [] if args.jobs is None else ["--jobs", str(args.jobs)]
+    size = args.file.stat().st_size
+    runs = [run_once(args.file, extra, args.region or None) for _ in range(args.repeat)]
+    clear_cache(args.file)
+
+    def wall(key: str) -> float:
+        return statistics.median(r[key]["wall"] for r in runs)
+
+    def rss(key: str) -> float:
+        return statistics.median(max(r[key]["rss_self"], r[key]["rss_children"])
+                                 for r in runs) / size
+
+    base, first = wall("orjson"), wall("stats first")
+    print(f"file: {args.file.name}, {size / 1e6:.0f} MB; {os.cpu_count()} cores; "
+          f"--jobs {args.jobs or 'default'}; {args.repeat} run(s), medians")
+    print()
+    print("| command | seconds | / orjson.loads | / first open | peak RSS / file |")
+    print("|---|---|---|---|---|")
+
+    def row(label: str, key: str) -> None:
+        print(f"| {label} | {wall(key):.2f} | {wall(key) / base:.3f} | "
+              f"{wall(key) / first:.3f} | {rss(key):.2f} |")
+
+    row("`orjson.loads` (baseline)", "orjson")
+    row("`stats --json`, first open", "stats first")
+    row("`stats --json`, reopen", "stats reopen")
+    for name in COMMANDS:
+        what = f"`{name}{' --region ' + args.region if name == 'kernels' and args.region else ''}"
+        row(f"{what} --json`, reopen, analysis computed and stored", f"{name} computes")
+        row(f"{what} --json`, reopen, analysis mapped", f"{name} reopen")
+    print()
+    worst = max(wall(f"{n} reopen") for n in COMMANDS)
+    print(f"first open / orjson.loads = {first / base:.3f} (goal <= {GOALS['first']} on 2 cores)")
+    print(f"reopen / first open = {wall('stats reopen') / first:.3f}; slowest command on the "
+          f"reopened trace / first open = {worst / first:.3f} (goal <= {GOALS['reopen']})")
+    print(f"slowest command on the reopened trace / orjson.loads = {worst / base:.3f} "
+          f"(goal <= {GOALS['command']})")
+    print(f"peak RSS / file: first open {rss('stats first'):.2f} (goal <= {GOALS['rss_first']}), "
+          f"reopen {rss('stats reopen'):.2f} (goal <= {GOALS['rss_reopen']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
