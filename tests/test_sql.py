@@ -212,3 +212,11 @@ def test_an_empty_trace_has_empty_views(write_trace: Any, tmp_path: Path,
     assert main(["export", empty, "--parquet", str(tmp_path / "out")]) == 0
     capsys.readouterr()
     assert sql(capsys, [str(tmp_path / "out")], "SELECT rows FROM traces") == [{"rows": 0}]
+
+
+def test_bench_sql_runs_on_a_sample() -> None:
+    """bench/bench_sql.py still runs (its figures are not asserted: they are timings)."""
+    done = subprocess.run([sys.executable, "bench/bench_sql.py", SAMPLES[0]], cwd=REPO,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "first row of events" in done.stdout and "DuckDB adds" in done.stdout
