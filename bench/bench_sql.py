@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -115,8 +116,12 @@ def main() -> int:
         return 0
     cache = args.cache_dir or tempfile.mkdtemp(prefix="attn-tui-bench-sql-")
     size_mb = os.path.getsize(args.trace) / 1e6
-    opened = run_child(args.trace, "open", args.query, cache)
-    r = run_child(args.trace, "reopen", args.query, cache)
+    try:
+        opened = run_child(args.trace, "open", args.query, cache)
+        r = run_child(args.trace, "reopen", args.query, cache)
+    finally:
+        if not args.cache_dir:
+            shutil.rmtree(cache, ignore_errors=True)
     print(f"{args.trace}: {size_mb:.1f} MB, {r['events']:,} events")
     print(f"  first open (parse + index)      {opened['open_s']:8.2f} s")
     print(f"  reopen (map the index)          {r['reopen_s']:8.2f} s")
