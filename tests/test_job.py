@@ -256,3 +256,13 @@ def test_compare_on_a_job_lists_ranks_in_rank_order(
         write(tmp_path / f"{name}.json", rank_doc(rank, 16, step))
     assert main(["compare", str(tmp_path), "--json"]) == 0
     assert [c["rank"] for c in json.loads(capsys.readouterr().out)] == [1, 2, 10]
+
+
+def test_time_bar_adds_up_to_the_span() -> None:
+    from tui.ranks_data import bar_parts, time_bar
+
+    row = {"span_us": 100.0, "comm_us": 30.0, "compute_us": 50.0, "overlap_us": 10.0,
+           "idle_us": 25.0}
+    assert bar_parts(row) == [40.0, 10.0, 20.0, 5.0, 25.0]
+    bar = "".join(text for text, _ in time_bar(row, 200.0, 40))
+    assert bar == "█" * 8 + "▓" * 2 + "▒" * 4 + "░" + "·" * 5

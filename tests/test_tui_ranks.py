@@ -60,7 +60,9 @@ async def test_job_opens_as_one_pane_with_ranks_view(tmp_path: Path) -> None:
         ranks = view.query_one("#ranks-table", DataTable)
         assert ranks.row_count == 4
         assert [str(ranks.get_row_at(i)[0]) for i in range(4)] == ["0", "1", "2", "3"]
-        assert str(ranks.get_row_at(3)[-1]) == "0 ns"  # the slow rank never waits
+        assert str(ranks.get_row_at(3)[-2]) == "0 ns"  # the slow rank never waits
+        bars = [str(ranks.get_row_at(i)[-1]) for i in range(4)]
+        assert all(b and set(b) <= set("█▓▒░·") for b in bars)
         slow = view.query_one("#stragglers-table", DataTable)
         assert slow.row_count >= 3 and str(slow.get_row_at(0)[2]) == "3"
         notes = str(view.query_one("#ranks-notes", Static).render())

@@ -24,7 +24,7 @@ from tui.fmt import fmt_time
 from tui.job_session import job_of
 
 RANK_COLUMNS = ("rank", "device", "span", "comm", "compute", "overlap", "idle", "memcpy",
-                "memset", "coll. wait")
+                "memset", "coll. wait", "where the time went")
 RANK_FIELDS = ("span_us", "comm_us", "compute_us", "overlap_us", "idle_us", "memcpy_us",
                "memset_us", "collective_wait_us")
 STRAGGLER_COLUMNS = ("item", "measure", "slowest", "its time", "median", "excess")
@@ -110,3 +110,43 @@ def collective_rows(trace: Any, row: int) -> list[tuple[str, str]]:
                      f"{ranks[c.last_rank_index]} (a rank's wait: the last start minus its own)"),
         ("rank waits", waits),
     ]
+
+
+BAR_PARTS = (("compute", "█", "green"), ("overlap", "▓", "cyan"), ("comm", "▒", "magenta"),
+             ("copies", "░", "red"), ("idle", "·", "dim"))
+"""The bar's parts, in order: compute only, compute with communication under it,
+communication only, Memcpy/Memset alone, idle.  Glyphs differ as well as colours,
+so the bar reads under ``NO_COLOR`` and in an SVG."""
+
+
+def bar_parts(row: dict[str, Any]) -> list[float]:
+    """µs of each ``BAR_PARTS`` part of a rank's span (they add up to the span)."""
+    compute, comm, overlap = row["compute_us"], row["comm_us"], row["overlap_us"]
+    busy = row["span_us"] - row["idle_us"]
+    copies = max(busy - (compute + comm - overlap), 0.0)
+    return [compute - overlap, overlap, comm - overlap, copies, row["idle_us"]]
+
+
+def time_bar(row: dict[str, Any], scale_us: float, width: int) -> list[tuple[str, str]]:
+    """The rank's span as ``width * span / scale_us`` cells split into its parts
+    (largest remainders, so the cells add up), as (text, style) pieces."""
+    parts = bar_parts(row)
+    cells = round(width * row["span_us"] / scale_us) if scale_us > 0 else 0
+    total = sum(parts)
+    if cells <= 0 or total <= 0:
+        return []
+    exact = [cells * p / total for p in parts]
+    counts = [int(e) for e in exact]
+    order = sorted(range(len(parts)), key=lambda i: exact[i] - counts[i], reverse=True)
+    for i in order[: cells - sum(counts)]:
+        counts[i] += 1
+    return [(glyph * n, style) for (_, glyph, style), n in zip(BAR_PARTS, counts, strict=True)
+            if n]
+
+
+def bar_legend() -> list[tuple[str, str]]:
+    """``█ compute ▓ overlap ▒ comm ░ copies · idle`` as (text, style) pieces."""
+    out: list[tuple[str, str]] = []
+    for name, glyph, style in BAR_PARTS:
+        out += [(glyph, style), (f" {name}  ", "")]
+    return out

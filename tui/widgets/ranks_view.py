@@ -26,17 +26,20 @@ from tui.ranks_data import (
     RANK_COLUMNS,
     STRAGGLER_COLUMNS,
     RanksData,
+    bar_legend,
     collective_lines,
     rank_cells,
     ranks_data,
     straggler_cells,
+    time_bar,
 )
 from tui.session import error_line
 from tui.themes import SEVERITY_STYLE
 from tui.widgets.regions_view import RegionsView
 from tui.widgets.table_focus import RemembersTableFocus
 
-_LEFT = {"device", "item", "measure"}
+_LEFT = {"device", "item", "measure", "where the time went"}
+BAR_WIDTH = 24
 
 
 class RanksView(ReportsErrors, RemembersTableFocus, Vertical):
@@ -81,20 +84,24 @@ class RanksView(ReportsErrors, RemembersTableFocus, Vertical):
 
     def show(self, data: RanksData) -> None:
         self.data = data
-        self.query_one("#ranks-header", Static).update(Text(" " + visible(data.header)))
+        header = Text(" " + visible(data.header) + "\n ")
+        header.append_text(Text.assemble(*bar_legend()))
+        header.append("(bars: each rank's span, on the longest's scale)", style="dim")
+        self.query_one("#ranks-header", Static).update(header)
         table = self.query_one("#ranks-table", DataTable)
         table.clear()
+        scale = max((r["span_us"] for r in data.ranks), default=0.0)
         for i, row in enumerate(data.ranks):
-            cells = rank_cells(row)
-            table.add_row(*(Text(visible(c), justify="left" if j == 1 else "right")
-                            for j, c in enumerate(cells)), key=str(i))
+            cells = [Text(visible(c), justify="left" if j == 1 else "right")
+                     for j, c in enumerate(rank_cells(row))]
+            cells.append(Text.assemble(*time_bar(row, scale, BAR_WIDTH)))
+            table.add_row(*cells, key=str(i))
         table.border_title = f"Ranks ({len(data.ranks)}) · ⏎/z timeline"
         slow = self.query_one("#stragglers-table", DataTable)
         slow.clear()
         for i, s in enumerate(data.stragglers):
-            cells = straggler_cells(s)
             slow.add_row(*(Text(visible(c), justify="left" if j < 2 else "right")
-                           for j, c in enumerate(cells)), key=str(i))
+                           for j, c in enumerate(straggler_cells(s))), key=str(i))
         slow.border_title = (f"Stragglers ({len(data.stragglers)}) · per step: busy = step "
                              "minus collective wait · ⏎/z the slowest rank's")
         self.query_one("#ranks-notes", Static).update(self._notes(data))
