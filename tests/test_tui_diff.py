@@ -187,3 +187,33 @@ def test_snapshot_diff_80x24(snap_compare, monkeypatch):
         await pilot.press("down", "down", "down")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
+
+
+async def test_kernel_names_are_data_in_the_diff_view(tmp_path):
+    """A kernel named like markup or holding an escape shows as written, in the
+    table and in the row's line (names come from the trace: never markup)."""
+    from tests.fixtures.synthetic import naive_like_doc, write_doc
+
+    odd = "[bold red]k\x1b[2J"
+    a = write_doc(tmp_path / "a.json", naive_like_doc(2))
+    doc = naive_like_doc(2)
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel" and e["name"].startswith("ampere_bf16"):
+            e["name"] = odd
+    b = write_doc(tmp_path / "b.json", doc)
+    app = AttnTuiApp([str(a), str(b)], theme="attn-dark")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        view = app.query_one(DiffView)
+        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        ops = [r.op for r in view.data.rows]
+        plus = ops.index("+")
+        assert view.data.rows[plus].b_name == odd
+        cell = view.table.get_row_at(plus)[1]
+        assert cell.plain == "[bold red]k\\x1b[2J" and not cell.spans
+        for _ in range(plus):
+            await pilot.press("down")
+        await pilot.pause()
+        line = view.query_one("#diff-row").render()
+        assert "[bold red]k\\x1b[2J" in str(line)
