@@ -17,7 +17,9 @@ zoom/pan moves (fit all, 12 zooms in, pans, 12 zooms out, fit):
   case) and its range (the whole trace) marked.
 
 Frame: the key's action to the end of the first screen composition that
-includes the details panel's update (``tui_frame.FrameClock``).  Then the range
+includes the details panel's update (``tui_frame.FrameClock``); draw: the
+timeline's ``render_line`` for every visible line plus the ruler (the part
+that depends on the number of events and links).  Then the range
 panel: ``m`` to the panel's table filled and composed, on ``--panel-events``
 events, for one ``attn_fwd`` and for ``ProfilerStep#1`` (every event in range).
 The big and small traces run in one process, so the ratio is the result; the
@@ -44,6 +46,7 @@ from tests.fixtures.linked_trace import linked_trace  # noqa: E402
 from tui.app import AttnTuiApp  # noqa: E402
 from tui.session import Session  # noqa: E402
 from tui.widgets.range_panel import RangePanel  # noqa: E402
+from tui.widgets.ruler import Ruler  # noqa: E402
 from tui.widgets.timeline import Timeline  # noqa: E402
 
 STATES = ("plain", "attn_fwd", "step")
@@ -77,6 +80,8 @@ def _select(app: AttnTuiApp, state: str) -> None:
 
 
 async def _frames(n: int, size: tuple[int, int], repeat: int) -> dict[str, list[float]]:
+    """Per state, the frame times (``state``) and the draw times (``state + "/draw"``:
+    ``Timeline.render_line`` for every visible line and the ruler)."""
     app = AttnTuiApp([f"linked-{n}"], loader=_loader(n), theme="attn-dark")
     out: dict[str, list[float]] = {}
     async with app.run_test(size=size) as pilot:
@@ -84,18 +89,26 @@ async def _frames(n: int, size: tuple[int, int], repeat: int) -> dict[str, list[
             await pilot.pause(0.05)
         await pilot.pause(0.2)
         timeline = app.query_one(Timeline)
+        ruler = app.query_one(Ruler)
         clock = FrameClock(app)
         for state in STATES:
             _select(app, state)
             await pilot.pause(0.2)
             frames: list[float] = []
+            draws: list[float] = []
             for _ in range(repeat):
                 for move in MOVES:
                     start = time.perf_counter()
                     _move(timeline, move)
                     frames.append(await clock.frame(start))
                     await pilot.pause()
+                    start = time.perf_counter()
+                    for y in range(timeline.size.height):
+                        timeline.render_line(y)
+                    ruler.render_line(0)
+                    draws.append(time.perf_counter() - start)
             out[state] = frames
+            out[state + "/draw"] = draws
             assert state == "plain" or app.pane.model.link_set, "no links drawn"
     return out
 
@@ -143,12 +156,13 @@ def main() -> int:
     print(f"frame time, {w}x{h}, {len(MOVES)} moves x {args.repeat} per state; "
           f"peak RSS {peak:.0f} MB")  # fmt: skip
     for state in STATES:
-        print(f"  {state}:")
-        for n, got in results.items():
-            print(f"    {n:>11,} events: {summary(got[state])}")
-        small = statistics.median(results[args.small][state])
-        big = statistics.median(results[args.events][state])
-        print(f"    ratio (median, {args.events:,} / {args.small:,}): {big / small:.2f}x")
+        for what in (state, state + "/draw"):
+            print(f"  {what}:")
+            for n, got in results.items():
+                print(f"    {n:>11,} events: {summary(got[what])}")
+            small = statistics.median(results[args.small][what])
+            big = statistics.median(results[args.events][what])
+            print(f"    ratio (median, {args.events:,} / {args.small:,}): {big / small:.2f}x")
     panel = asyncio.run(_panel(args.panel_events, (w, h)))
     print(f"range panel on {args.panel_events:,} events (m -> table filled and composed):")
     for state in ("attn_fwd", "step"):

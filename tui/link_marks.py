@@ -248,7 +248,8 @@ def connectors(
     # one connector per (source row, target row, column)
     src_key = trace.lane[src].astype(np.int64) * 65536 + trace.depth[src].astype(np.int64)
     dst_key = trace.lane[dst].astype(np.int64)
-    _, first = np.unique(np.stack([src_key, dst_key, cols]), axis=1, return_index=True)
+    key = (src_key * (len(trace.lanes) + 1) + dst_key) * (width + 2) + np.clip(cols, -1, width)
+    _, first = np.unique(key, return_index=True)
     first = np.sort(first)[:MAX_CONNECTOR_COLUMNS]
     single = first.size == 1
     for k in first.tolist():
