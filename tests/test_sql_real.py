@@ -40,3 +40,18 @@ def test_views_on_a_real_trace(path: Path, capsys: pytest.CaptureFixture[str]) -
     assert got["regions"] == len(stats["regions"])
     assert main(["table", str(path), "--json"]) == 0
     assert got["ops"] == len(json.loads(capsys.readouterr().out))
+
+
+def test_readme_sql_examples_are_the_commands_output(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each query of the README's SQL section, run on the samples, prints the table shown
+    under it (regenerate them by running the query when a change moves a figure)."""
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## SQL\n", 1)[1].split("\n## ", 1)[0]
+    pairs = re.findall(r"```sql\n(.*?)\n```\n\n((?:\|[^\n]*\|\n)+)", section, re.DOTALL)
+    assert len(pairs) == 5
+    samples = str(Path(__file__).resolve().parent.parent / "sample_traces")
+    for query, table in pairs:
+        assert main(["sql", samples, query, "--markdown"]) == 0
+        assert capsys.readouterr().out == table, query
