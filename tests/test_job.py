@@ -266,3 +266,28 @@ def test_time_bar_adds_up_to_the_span() -> None:
     assert bar_parts(row) == [40.0, 10.0, 20.0, 5.0, 25.0]
     bar = "".join(text for text, _ in time_bar(row, 200.0, 40))
     assert bar == "█" * 8 + "▓" * 2 + "▒" * 4 + "░" + "·" * 5
+
+
+def test_gloo_collectives_are_host_ranges_and_count_in_busy(tmp_path: Path) -> None:
+    paths = []
+    for r in range(2):
+        steps = [Step(1000 + 1000 * s, 1900 + 1000 * s) for s in range(2)]
+        doc = rank_doc(r, 2, steps, backend="gloo")
+        for s in range(2):
+            t0 = 1000 + 1000 * s
+            start = t0 + (300 if r == 1 else 100)  # rank 1 arrives 200 µs late
+            doc["traceEvents"] += [
+                {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce",
+                 "pid": 100 + r, "tid": 2, "ts": start, "dur": t0 + 350 - start},
+                {"ph": "X", "cat": "user_annotation", "name": "gloo:send",
+                 "pid": 100 + r, "tid": 2, "ts": t0 + 400, "dur": 10},
+            ]
+        paths.append(write(tmp_path / f"g.rank{r}.json", doc))
+    report = job_report(load_job(paths, _load))
+    assert [c.name for c in report.collectives] == ["gloo:all_reduce"] * 2  # not send
+    assert [r["collective_wait_us"] for r in report.ranks] == [400, 0]
+    assert [r["device"] for r in report.ranks] == ["CPU", "CPU"]
+    steps = [s for s in report.stragglers if s.kind == "step"]
+    assert [s.values_ns for s in steps] == [(700_000, 900_000)] * 2
+    assert {f.title for f in report.findings} == {"rank 1 is the slowest in 2 of 2 steps"}
+    assert not [s for s in report.stragglers if s.region.startswith("gloo:")]

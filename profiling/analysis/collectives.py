@@ -8,6 +8,9 @@ start (0 for the last one to arrive): time lost to the others, not to the
 network.  This is only as good as the alignment of the ranks' clocks
 (``job.align_offsets``), which the header says.
 
+A job on the CPU (gloo) has no kernels: its collectives are the host ranges
+gloo records (``gloo:all_reduce``), matched and measured the same way.
+
 Matching: when the kernels' ``args`` carry a sequence number (``Seq``/``seq``,
 newer PyTorch copies the process group's counter there), kernels with the same
 (process group, number) are one collective; otherwise the n-th kernel of a
@@ -71,11 +74,28 @@ def _seq_key(args: dict[str, Any]) -> tuple[str, int] | None:
     return None
 
 
-def comm_rows(trace: Trace, rows: tuple[int, int], comm: np.ndarray) -> np.ndarray:
-    """Communication kernel rows of one rank, in GPU start order."""
+CPU_COLLECTIVES = ("all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
+                   "broadcast", "all_to_all", "alltoall", "barrier", "reduce", "gather",
+                   "scatter")
+"""Names (after ``gloo:``) of the host-side ranges of collectives (not send/recv: a
+point-to-point pair is two different names on its two ranks)."""
+
+
+def cpu_comm_names(strings: list[str]) -> np.ndarray:
+    """Per string id: a gloo collective's host range (``gloo:all_reduce``)."""
+    return np.fromiter((s.startswith("gloo:") and s[5:] in CPU_COLLECTIVES for s in strings),
+                       dtype=bool, count=len(strings))
+
+
+def comm_rows(trace: Trace, rows: tuple[int, int], comm: np.ndarray,
+              cpu_comm: np.ndarray | None = None) -> np.ndarray:
+    """Communication kernel rows of one rank, in GPU start order; a rank with none
+    (gloo, on the CPU) gives its collectives' host ranges instead (``cpu_comm``)."""
     lo, hi = rows
     kind, names = trace.kind[lo:hi], trace.name_id[lo:hi]
     found = np.flatnonzero((kind == Kind.KERNEL) & comm[names]) + lo
+    if not found.shape[0] and cpu_comm is not None:
+        found = np.flatnonzero((kind == Kind.USER_ANNOTATION) & cpu_comm[names]) + lo
     return found[np.argsort(trace.ts_ns[found], kind="stable")]
 
 
@@ -97,11 +117,11 @@ def _keys(trace: Trace, rows: np.ndarray) -> tuple[list[tuple[Any, ...]], bool]:
 def match_collectives(job: Job) -> list[Collective]:
     """Every collective seen on two or more ranks, in order of its earliest start."""
     trace = job.trace
-    comm = comm_names(trace.strings)
+    comm, cpu_comm = comm_names(trace.strings), cpu_comm_names(trace.strings)
     table: dict[tuple[Any, ...], list[int]] = {}
     n = len(job.ranks)
     for k, r in enumerate(job.ranks):
-        rows = comm_rows(trace, r.rows, comm)
+        rows = comm_rows(trace, r.rows, comm, cpu_comm)
         keys, _ = _keys(trace, rows)
         for key, row in zip(keys, rows.tolist(), strict=True):
             slot = table.setdefault(key, [-1] * n)
@@ -163,7 +183,7 @@ def job_collectives(job: Job) -> tuple[list[Collective], dict[int, Collective]]:
 def row_collective(trace: Trace, row: int) -> tuple[Job, Collective] | None:
     """The job and the collective that merged row ``row`` of ``trace`` is part of."""
     job = job_of_trace(trace)
-    if job is None or not 0 <= row < len(trace) or int(trace.kind[row]) != Kind.KERNEL:
+    if job is None or not 0 <= row < len(trace):
         return None
     found = job_collectives(job)[1].get(row)
     return (job, found) if found is not None else None

@@ -36,6 +36,7 @@ from profiling.analysis.job import (
     align_offsets,
     job_groups,
     load_all,
+    name_stem,
     rank_info_of,
 )
 from profiling.errors import AttnTuiError
@@ -255,6 +256,13 @@ def load_job(paths: Sequence[str], load: Loader, alignment: str = "clock",
     traces = load_all(paths, load)
     infos = [rank_info_of(p, t.metadata) for p, t in zip(paths, traces, strict=True)]
     groups = job_groups(infos, paths)
+    jobs = [g for g in groups if len(g) > 1]
+    if len(jobs) > 1:
+        names = ", ".join(name_stem(paths[g[0]]).replace("rank.", "rank*.") for g in jobs)
+        raise AttnTuiError(f"holds {len(jobs)} jobs ({names})", job_path(paths),
+                           "give one job's traces, e.g. " + os.path.join(
+                               job_path(paths), name_stem(paths[jobs[0][0]]).replace(
+                                   "rank.", "rank*.")))
     if len(groups) != 1 or len(groups[0]) < 2:
         raise AttnTuiError(f"these {len(paths)} traces are not the ranks of one job "
                            f"({why_not_one_job(infos)})", job_path(paths),

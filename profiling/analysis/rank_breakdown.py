@@ -111,7 +111,7 @@ def device_of(job: Job, r: JobRank) -> str:
     prefix = f"rank {r.rank} · "
     names = [g.label.removeprefix(prefix) for g in job.trace.groups[r.groups[0]:r.groups[1]]
              if g.kind == "gpu"]
-    return ", ".join(names)
+    return ", ".join(names) or "CPU"
 
 
 def rank_breakdown(job: Job, analysed: AnalysedTrace | None = None) -> list[dict[str, Any]]:

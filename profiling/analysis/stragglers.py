@@ -68,6 +68,13 @@ class Straggle:
                 "values_us": [v / 1e3 if v >= 0 else None for v in self.values_ns]}
 
 
+def _is_comm(region: str) -> bool:
+    """A collective's own range (``nccl:all_reduce``, ``gloo:send``): its length is
+    waiting for the other ranks, not work, so it says nothing of who is slow."""
+    low = region.lower()
+    return low.startswith(("nccl:", "gloo:", "rccl:", "c10d::")) or "record_param_comms" in low
+
+
 def _straggle(job: Job, kind: str, region: str, name: str, measure: str,
               cells: dict[int, tuple[int, int]]) -> Straggle | None:
     """From {rank position: (value ns, row)}; None with fewer than two ranks."""
@@ -81,9 +88,29 @@ def _straggle(job: Job, kind: str, region: str, name: str, measure: str,
     return Straggle(kind, region, name, measure, values, rows, slowest, float(np.median(present)))
 
 
-def _step_busy(a: AnalysedTrace, inst: RegionInstance, waits: dict[int, int]) -> int:
+def _host_waits(job: Job, collectives: list[Collective]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per rank position: (starts, cumulative waits) of its collectives' host ranges
+    (gloo), sorted by start, for summing the waits that start inside a step."""
+    kinds = job.trace.kind
+    out = []
+    for k in range(len(job.ranks)):
+        pairs = sorted((job.trace.ts_ns[c.rows[k]], c.wait_ns[k]) for c in collectives
+                       if c.rows[k] >= 0 and int(kinds[c.rows[k]]) == Kind.USER_ANNOTATION)
+        starts = np.array([p[0] for p in pairs], dtype=np.int64)
+        out.append((starts, np.concatenate([[0], np.cumsum([p[1] for p in pairs])])))
+    return out
+
+
+def _step_busy(a: AnalysedTrace, inst: RegionInstance, waits: dict[int, int],
+               host: tuple[np.ndarray, np.ndarray]) -> int:
+    """The step minus the waits of the collectives in it: the kernels it launched,
+    and (gloo) the collectives' host ranges that start inside it, on any thread."""
     rows = a.links.by_launch[inst.launch_lo:inst.launch_hi].tolist()
-    return max(inst.cpu_ns - sum(waits.get(r, 0) for r in rows), 0)
+    waited = sum(waits.get(r, 0) for r in rows)
+    starts, cum = host
+    lo, hi = np.searchsorted(starts, [inst.start_ns, inst.end_ns])
+    waited += int(cum[hi] - cum[lo])
+    return max(inst.cpu_ns - waited, 0)
 
 
 def _by_rank(job: Job, a: AnalysedTrace) -> dict[str, dict[int, list[RegionInstance]]]:
@@ -101,17 +128,18 @@ def stragglers(job: Job, a: AnalysedTrace, collectives: list[Collective]) -> lis
     """Every step, then every instance of the first ``MAX_REGIONS`` regions."""
     groups = _by_rank(job, a)
     waits = wait_of_row(collectives)
+    host = _host_waits(job, collectives)
     out: list[Straggle] = []
     steps: dict[str, dict[int, tuple[int, int]]] = defaultdict(dict)
     for k, insts in groups.get(STEP_GROUP, {}).items():
         for inst in insts:
-            steps[inst.name].setdefault(k, (_step_busy(a, inst, waits), inst.row))
+            steps[inst.name].setdefault(k, (_step_busy(a, inst, waits, host[k]), inst.row))
     for name, cells in steps.items():
         found = _straggle(job, "step", STEP_GROUP, name, "busy", cells)
         if found:
             out.append(found)
-    names = sorted((g for g in groups if g != STEP_GROUP and len(groups[g]) > 1),
-                   key=lambda g: not is_attention_name(g))[:MAX_REGIONS]
+    names = sorted((g for g in groups if g != STEP_GROUP and len(groups[g]) > 1
+                    and not _is_comm(g)), key=lambda g: not is_attention_name(g))[:MAX_REGIONS]
     for region in names:
         per_rank = groups[region]
         gpu = any(i.gpu_events for insts in per_rank.values() for i in insts)
