@@ -134,6 +134,30 @@ async def test_diff_naive_inplace_one_deleted_memcpy_and_jump():
 
 
 @needs_samples
+async def test_diff_r_steps_to_the_next_region():
+    paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace")]
+    app = AttnTuiApp(paths, theme="attn-dark")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        view = app.query_one(DiffView)
+        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        assert view.data.diff.a.region == "attn_fwd"
+        assert view.region_names == ["attn_fwd", "ProfilerStep*"]
+        assert "r region: 1 of 2" in str(view.query_one("#diff-status").render())
+        attn_rows = len(view.data.rows)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: view.data is not None and view.state == "ready", "step")
+        assert view.data.diff.a.region.startswith("ProfilerStep")
+        assert view.data.diff.b.region.startswith("ProfilerStep")
+        assert len(view.data.rows) >= attn_rows
+        assert [r.op for r in view.data.rows].count("-") >= 1  # the copy is in the step too
+        await pilot.press("r")  # back to attn_fwd, from the cache
+        await pilot.pause()
+        assert view.data.diff.a.region == "attn_fwd" and view.state == "ready"
+
+
+@needs_samples
 async def test_diff_three_files_brackets_choose_the_other_and_plus_jumps_to_b():
     paths = [str(SAMPLES / f"{n}.json.gz") for n in NAMES]
     app = AttnTuiApp(paths, theme="attn-dark")

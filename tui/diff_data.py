@@ -184,6 +184,15 @@ def totals_text(data: DiffData) -> str:
             f"{fmt_time(t['only_b_us'], 'us')}")
 
 
+def region_names(base: AnalysedTrace) -> list[str]:
+    """The base's regions the view steps through: ``kernels``' choice first (what the
+    view opens on), then the others (``ProfilerStep*``, other annotations)."""
+    from profiling.analysis.region_choice import choose_regions
+
+    first = list(choose_regions(base).names)
+    return first + [n for n in base.regions.names() if n not in first]
+
+
 def other_files(count: int) -> list[int]:
     """The files the base can be set against (every open one but the first)."""
     return list(range(1, count))

@@ -264,11 +264,12 @@ _FINDINGS = (
 )
 
 _DIFF = (
-    Key("diff", "lanes", "A (the first file) above B on A's time axis; B's matched\n"
-        "kernels snapped under A's; - only in A, + only in B"),
-    Key("diff", "↑ / ↓", "move in the table; the lanes mark the row's kernels"),
+    Key("diff", "lanes", "A (the first file) above B on A's time axis, B's matched\n"
+        "kernels under A's; - only in A, + only in B; ↑ ↓ rows"),
     Key("diff", "⏎ / z", "show the row's kernel on its own file's timeline\n"
         "(A's; B's for a + row)", "z", "jump", "Show on timeline", True, "z", palette=False),
+    Key("diff", "r", "next region of the first file (ProfilerStep*, ...)",
+        "r", "region", "Next region", True, "r", palette=False),
     Key("diff", "[ / ]", "with three or more files: the file set against the first"),
     Key("diff", "[", "previous file to diff", "left_square_bracket", "other(-1)",
         "Previous file to diff", palette=False, in_help=False),
@@ -285,8 +286,7 @@ _QUERY = (
 )
 
 _PICKER = (
-    Key("picker", "↑ / ↓", "move in the list (newest first: size, variant, device)"),
-    Key("picker", "space", "mark / unmark a trace (several open together)"),
+    Key("picker", "space", "mark / unmark a trace (↑ ↓ move; several open together)"),
     Key("picker", "a", "mark every trace, or none", "a", "toggle_all", "Mark all / none",
         True, "a", palette=False),
     Key("picker", "⏎", "open the marked traces (none marked: the highlighted)",

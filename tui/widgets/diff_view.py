@@ -22,7 +22,16 @@ from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState
 
 from tui.commands.diff import launch_text
-from tui.diff_data import DiffData, build, other_files, row_chain, table_cells, title, totals_text
+from tui.diff_data import (
+    DiffData,
+    build,
+    other_files,
+    region_names,
+    row_chain,
+    table_cells,
+    title,
+    totals_text,
+)
 from tui.guard import ReportsErrors
 from tui.keymap import bindings
 from tui.names import visible
@@ -52,11 +61,13 @@ class DiffView(ReportsErrors, Vertical):
         super().__init__(**kwargs)
         self.other = 1  # the file set against the first
         self.count = 0  # files open
-        self.results: dict[int, DiffData | str] = {}  # per other file: the diff or its error
+        self.chosen_region: str | None = None  # None: as attn-tui diff chooses
+        self.region_names: list[str] = []  # the base's, once the first diff has run
+        self.results: dict[tuple[int, str | None], DiffData | str] = {}  # the diff or its error
         self.state = "idle"  # idle | waiting | running | ready | error
         self._panes: list[PaneLike] = []
         self._worker: Worker | None = None
-        self._worker_for = 0  # the other file the running worker diffs
+        self._worker_for: tuple[int, str | None] = (0, None)  # what the running worker diffs
 
     def compose(self) -> ComposeResult:
         yield Static(id="diff-status")
@@ -71,8 +82,12 @@ class DiffView(ReportsErrors, Vertical):
 
     @property
     def data(self) -> DiffData | None:
-        found = self.results.get(self.other)
+        found = self.results.get(self._key)
         return found if isinstance(found, DiffData) else None
+
+    @property
+    def _key(self) -> tuple[int, str | None]:
+        return (self.other, self.chosen_region)
 
     def on_mount(self) -> None:
         for col in COLUMNS:
@@ -97,7 +112,7 @@ class DiffView(ReportsErrors, Vertical):
         self.other = min(max(self.other, 1), max(self.count - 1, 1))
         if self.count < 2:
             return
-        if self.other in self.results:
+        if self._key in self.results:
             self._show()
             return
         pair = (panes[0], panes[self.other])
@@ -108,50 +123,60 @@ class DiffView(ReportsErrors, Vertical):
             return
         failed = [p for p in pair if p.state != "ready" or p.session is None]
         if failed:
-            self.results[self.other] = f"{failed[0].path}: {failed[0].error or 'failed to load'}"
+            self.results[self._key] = f"{failed[0].path}: {failed[0].error or 'failed to load'}"
             self._show()
             return
         traces = [p.session.analysis for p in pair]  # type: ignore[union-attr]
-        other = self.other
+        key = self._key
         self.state = "running"
         self._status(Text("Aligning the kernel sequences…", style="dim"))
         self._worker = self.run_worker(
-            lambda: (other, build(traces, 0, 1)), thread=True, exclusive=True,
-            exit_on_error=False, name="diff", group="diff")  # fmt: skip
-        self._worker_for = other
+            lambda: (build(traces, 0, 1, key[1]), region_names(traces[0])), thread=True,
+            exclusive=True, exit_on_error=False, name="diff", group="diff")  # fmt: skip
+        self._worker_for = key
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is not self._worker:
             return
         if event.state == WorkerState.SUCCESS:
-            other, data = event.worker.result  # type: ignore[misc]
-            self.results[other] = _with_files(data, other)
+            data, self.region_names = event.worker.result  # type: ignore[misc]
+            self.results[self._worker_for] = _with_files(data, self._worker_for[0])
         elif event.state == WorkerState.ERROR:
             self.results[self._worker_for] = error_line(event.worker.error or RuntimeError())
         else:
             return
-        if self._worker_for == self.other:
+        if self._worker_for == self._key:
             self._show()
 
     # ---- showing it ----
 
     def _show(self) -> None:
-        found = self.results.get(self.other)
+        found = self.results.get(self._key)
         lanes = self.query_one(DiffLanes)
         table = self.table
         table.clear()
         totals = self.query_one("#diff-totals", Static)
         if not isinstance(found, DiffData):
             self.state = "error"
-            self._status(Text(f"diff failed: {visible(found or '')}", style="bold"))
+            text = Text(f"diff failed: {visible(found or '')}", style="bold")
+            if len(self.region_names) > 1:
+                text.append("\nr: the next region", style="dim")
+            self._status(text)
             lanes.show(None)
             totals.update("")
             self._describe(-1)
             return
         self.state = "ready"
         head = Text(visible(title(found)), style="bold")
+        hints = []
         if self.count > 2:
-            head.append(f"\n[ / ] other file: {self.other} of {self.count - 1}", style="dim")
+            hints.append(f"[ / ] other file: {self.other} of {self.count - 1}")
+        if len(self.region_names) > 1:
+            region = found.diff.a.region
+            at = self.region_names.index(region) + 1 if region in self.region_names else 0
+            hints.append(f"r region: {at} of {len(self.region_names)}")
+        if hints:
+            head.append("\n" + " · ".join(hints), style="dim")
         self._status(head)
         room = max(self.app.size.width - 38, 30)  # op, three times, cell padding, scrollbar
         name_width = room * 11 // 20
@@ -193,6 +218,18 @@ class DiffView(ReportsErrors, Vertical):
             raise SkipAction()  # nothing to choose: [ / ] switch files, as everywhere
         choices = other_files(self.count)
         self.other = choices[(choices.index(self.other) + step) % len(choices)]
+        self.update_from(self._panes)
+
+    def action_region(self) -> None:
+        """Diff the next region of the base (its median instance in each file)."""
+        names = self.region_names
+        if len(names) < 2:
+            self.notify("The first file has one region to diff", timeout=3)
+            return
+        data = self.data
+        current = self.chosen_region or (data.diff.a.region if data is not None else names[0])
+        at = names.index(current) if current in names else -1
+        self.chosen_region = names[(at + 1) % len(names)]
         self.update_from(self._panes)
 
     def action_jump(self) -> None:
