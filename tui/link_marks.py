@@ -113,18 +113,10 @@ def link_set(trace: Trace, links: LinkLookup, row: int, origin: int) -> LinkSet:
 
 def _launched(trace: Trace, links: LinkLookup, row: int) -> tuple[np.ndarray, np.ndarray]:
     """(GPU rows, their launch calls) of op ``row``, in launch order: a slice of the
-    links' ``by_launch`` (no sort: a ``ProfilerStep`` over 3 M kernels costs a
-    few numpy passes, not a sort of them)."""
-    a = links.analysis
-    if int(trace.kind[row]) == Kind.RUNTIME:
-        gpu = a.gpu_rows[a.launch[a.gpu_rows] == row].astype(np.int64)
-    else:
-        start = int(trace.ts_ns[row])
-        end = start + max(int(trace.dur_ns[row]), 1)
-        lo, hi = a.launch_range(np.array([int(trace.lane[row])]), np.array([start]),
-                                np.array([end]))  # fmt: skip
-        gpu = a.by_launch[int(lo[0]) : int(hi[0])].astype(np.int64)
-    calls = a.launch[gpu].astype(np.int64)
+    links' ``by_launch`` (``LinkLookup.launched_rows``: no sort, so a ``ProfilerStep``
+    over 3 M kernels costs a few numpy passes, not a sort of them)."""
+    gpu = links.launched_rows(row).astype(np.int64)
+    calls = links.analysis.launch[gpu].astype(np.int64)
     keep = calls >= 0
     return gpu[keep], calls[keep]
 

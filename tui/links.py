@@ -134,6 +134,22 @@ class LinkLookup:
 
     # ---- CPU -> GPU ----
 
+    def launched_rows(self, row: int) -> np.ndarray:
+        """``gpu_of`` in no particular order (no sort: what a span or a count needs;
+        a ``ProfilerStep`` of millions of kernels costs one slice)."""
+        if row < 0:
+            return _NONE
+        kind = int(self.trace.kind[row])
+        if kind in GPU_KINDS or kind == Kind.FLOW:
+            return _NONE
+        if kind == Kind.RUNTIME:
+            return self.analysis.launched_by_row(row)
+        a, t = self.analysis, self.trace
+        start = int(t.ts_ns[row])
+        end = start + max(int(t.dur_ns[row]), 1)
+        lo, hi = a.launch_range(np.array([int(t.lane[row])]), np.array([start]), np.array([end]))
+        return a.by_launch[int(lo[0]) : int(hi[0])]
+
     def gpu_of(self, row: int) -> np.ndarray:
         """GPU rows launched by runtime ``row``, or from inside op/annotation ``row``,
         in GPU start order."""

@@ -41,7 +41,7 @@ def event_span(trace: Trace, links: LinkLookup, row: int) -> tuple[int, int, int
     hi = lo + int(trace.dur_ns[row])
     if int(trace.kind[row]) in GPU_KINDS or not links.ready:
         return lo, hi, 0
-    gpu = links.gpu_of(row)
+    gpu = links.launched_rows(row)  # unsorted: only the span and the count are needed
     if gpu.size:
         starts = trace.ts_ns[gpu] - origin
         ends = starts + trace.dur_ns[gpu]
