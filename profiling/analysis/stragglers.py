@@ -6,7 +6,9 @@ differs is how the time was spent: the slow rank works while the others wait in
 their collectives.  So a step is measured, per rank, as its length minus the
 rank's wait in the collectives it launched (``collectives``): ``busy``.  A
 region instance (``attn_fwd`` #k) is measured by its GPU time (the summed
-durations of the GPU events it launched), or its CPU time when it has none.
+durations of the GPU events it launched), or its CPU time when it has none, less
+its waits in the collectives inside it the same way (a ``step_sync`` region
+around an all-reduce is all waiting on the fast ranks, and no work).
 
 Each compared item (a step present on two or more ranks, the k-th instance of a
 region on every rank) names its slowest rank and that rank's excess over the
@@ -101,16 +103,17 @@ def _host_waits(job: Job, collectives: list[Collective]) -> list[tuple[np.ndarra
     return out
 
 
-def _step_busy(a: AnalysedTrace, inst: RegionInstance, waits: dict[int, int],
-               host: tuple[np.ndarray, np.ndarray]) -> int:
-    """The step minus the waits of the collectives in it: the kernels it launched,
-    and (gloo) the collectives' host ranges that start inside it, on any thread."""
+def _busy(a: AnalysedTrace, inst: RegionInstance, base_ns: int, waits: dict[int, int],
+          host: tuple[np.ndarray, np.ndarray]) -> int:
+    """``base_ns`` (the instance's CPU or GPU time) minus the waits of the collectives
+    in it: the kernels it launched, and (gloo) the collectives' host ranges that start
+    inside it, on any thread."""
     rows = a.links.by_launch[inst.launch_lo:inst.launch_hi].tolist()
     waited = sum(waits.get(r, 0) for r in rows)
     starts, cum = host
     lo, hi = np.searchsorted(starts, [inst.start_ns, inst.end_ns])
     waited += int(cum[hi] - cum[lo])
-    return max(inst.cpu_ns - waited, 0)
+    return max(base_ns - waited, 0)
 
 
 def _by_rank(job: Job, a: AnalysedTrace) -> dict[str, dict[int, list[RegionInstance]]]:
@@ -133,7 +136,8 @@ def stragglers(job: Job, a: AnalysedTrace, collectives: list[Collective]) -> lis
     steps: dict[str, dict[int, tuple[int, int]]] = defaultdict(dict)
     for k, insts in groups.get(STEP_GROUP, {}).items():
         for inst in insts:
-            steps[inst.name].setdefault(k, (_step_busy(a, inst, waits, host[k]), inst.row))
+            busy = _busy(a, inst, inst.cpu_ns, waits, host[k])
+            steps[inst.name].setdefault(k, (busy, inst.row))
     for name, cells in steps.items():
         found = _straggle(job, "step", STEP_GROUP, name, "busy", cells)
         if found:
@@ -144,8 +148,8 @@ def stragglers(job: Job, a: AnalysedTrace, collectives: list[Collective]) -> lis
         per_rank = groups[region]
         gpu = any(i.gpu_events for insts in per_rank.values() for i in insts)
         for i in range(max(len(v) for v in per_rank.values())):
-            cells = {k: ((v[i].device_ns if gpu else v[i].cpu_ns), v[i].row)
-                     for k, v in per_rank.items() if i < len(v)}
+            cells = {k: (_busy(a, v[i], v[i].device_ns if gpu else v[i].cpu_ns, waits,
+                               host[k]), v[i].row) for k, v in per_rank.items() if i < len(v)}
             found = _straggle(job, "region", region, f"{region} #{i}",
                               "device" if gpu else "cpu", cells)
             if found:
