@@ -68,6 +68,19 @@ def test_metadata_before_or_after_the_events_and_names_are_data(tmp_path):
     assert file_metadata(str(tmp_path / "missing.json")) == {}
 
 
+def test_the_manifest_fills_in_what_a_trace_does_not_say(tmp_path, monkeypatch):
+    import tui.trace_list as trace_list
+
+    _trace(tmp_path / "big.json.gz", {}, gz=True)  # its metadata is after the events
+    _trace(tmp_path / "own.json", {"attn_tui": {"variant": "mine"}})
+    (tmp_path / "manifest.json").write_text(json.dumps({
+        "tool": "attn-tui capture", "manifest_version": 1, "gpu": "NVIDIA H200",
+        "variants": {"flex": {"trace": "big.json.gz"}, "naive": {"trace": "own.json"}}}))
+    monkeypatch.setattr(trace_list, "GZIP_TAIL_MAX", 0)  # as if too big to read the tail
+    got = {e.name: (e.variant, e.device) for e in list_traces(str(tmp_path))}
+    assert got == {"big.json.gz": ("flex", "NVIDIA H200"), "own.json": ("mine", "NVIDIA H200")}
+
+
 @pytest.mark.skipif(not (SAMPLES / "naive.json.gz").exists(), reason="sample traces absent")
 def test_samples_describe_themselves():
     entries = {e.name: e for e in list_traces(str(SAMPLES))}

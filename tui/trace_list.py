@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tui.inputs import _head, folder_traces
+from tui.inputs import MANIFEST, _head, folder_traces, kind_of
 
 UNKNOWN = "-"
 
@@ -43,7 +43,7 @@ class TraceEntry:
 
 
 TAIL_BYTES = 64 << 10
-GZIP_TAIL_MAX = 32 << 20
+GZIP_TAIL_MAX = 8 << 20
 """A gzip trace's tail is read only up to this compressed size (it takes a full
 decompression); a bigger one is described from its head alone."""
 
@@ -117,16 +117,37 @@ def describe(meta: dict[str, Any]) -> tuple[str, str]:
     return (variant if isinstance(variant, str) and variant else UNKNOWN), device
 
 
+def manifest_info(folder: str) -> dict[str, tuple[str, str]]:
+    """Trace file name -> (variant, device) from the folder's capture manifest: it
+    still describes a gzip trace too big to read the tail of."""
+    path = os.path.join(folder, "manifest.json")
+    if not os.path.isfile(path) or kind_of(path) != MANIFEST:
+        return {}
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read().decode("utf-8", errors="replace"))
+        device = doc.get("gpu") or doc.get("device") or UNKNOWN
+        return {str(v["trace"]): (str(name), str(device)) for name, v in doc["variants"].items()
+                if isinstance(v, dict) and isinstance(v.get("trace"), str)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
 def list_traces(folder: str = ".") -> list[TraceEntry]:
     """The traces in ``folder``, newest first (then by name); raises ``AttnTuiError``
-    when the folder cannot be listed."""
+    when the folder cannot be listed.  A trace's own metadata first, the folder's
+    manifest for what it lacks."""
     out = []
+    manifest = manifest_info(folder)
     for path in folder_traces(folder):
         try:
             st = os.stat(path)
         except OSError:
             continue  # gone since the listing
         variant, device = describe(file_metadata(path))
+        known = manifest.get(os.path.basename(path), (UNKNOWN, UNKNOWN))
+        variant = known[0] if variant == UNKNOWN else variant
+        device = known[1] if device == UNKNOWN else device
         out.append(TraceEntry(path, st.st_size, st.st_mtime, variant, device))
     out.sort(key=lambda e: (-e.mtime, e.name))
     return out
