@@ -93,3 +93,25 @@ def gpu_sparkline(region: Region, width: int = SPARK_CELLS) -> str:
     GPU time): a warm-up instance or a slow step shows without opening the region."""
     times = [float(inst.device_ns) for inst in region.instances]
     return sparkline(times, width) if any(times) else ""
+
+
+INSTANCE_WINDOW = 600
+"""Instances in the Regions view's instance table at a time (all of them up to this)."""
+_MARGIN = 40
+"""The window moves when the cursor comes this close to one of its ends."""
+
+
+def window_of(n: int, around: int, size: int | None = None) -> tuple[int, int]:
+    """The [lo, hi) window of ``size`` rows (``INSTANCE_WINDOW``) out of ``n`` with
+    ``around`` near its middle."""
+    size = INSTANCE_WINDOW if size is None else size
+    if n <= size:
+        return 0, n
+    lo = min(max(around - size // 2, 0), n - size)
+    return lo, lo + size
+
+
+def needs_move(lo: int, hi: int, n: int, index: int, margin: int | None = None) -> bool:
+    """Whether the cursor at ``index`` is near an end of [lo, hi) that is not ``n``'s."""
+    margin = min(_MARGIN, max((hi - lo) // 4, 1)) if margin is None else margin
+    return (index < lo + margin and lo > 0) or (index >= hi - margin and hi < n)

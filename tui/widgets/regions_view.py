@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.markup import escape
 from textual.message import Message
 from textual.widgets import DataTable, Static
@@ -16,7 +19,15 @@ from tui.guard import ReportsErrors
 from tui.keymap import bindings
 from tui.links import LinkLookup, chain_text
 from tui.names import clip, short_name, visible
-from tui.regions_data import KernelRow, Region, gpu_sparkline, instance_span, kernel_rows
+from tui.regions_data import (
+    KernelRow,
+    Region,
+    gpu_sparkline,
+    instance_span,
+    kernel_rows,
+    needs_move,
+    window_of,
+)
 from tui.themes import COPY_STYLE
 from tui.widgets.occurrence_jumps import ShowOccurrences
 from tui.widgets.table_focus import RemembersTableFocus
@@ -29,6 +40,15 @@ def _num(text: str) -> Text:
 def _col(label: str) -> Text:
     """A right-aligned header with a leading space, so adjacent headers never touch."""
     return Text(" " + label, justify="right")
+
+
+def _row_at_cursor(table: DataTable) -> int | None:
+    """The row key (an instance's index) under the table's cursor, None if none."""
+    try:
+        value = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
+    except Exception:  # noqa: BLE001 - no rows, or a cursor outside them
+        return None
+    return int(value) if value is not None else None
 
 
 class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
@@ -55,6 +75,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         self.current_region: Region | None = None
         self.current_instance: RegionInstance | None = None
         self.kernels: list[KernelRow] = []
+        self._window = (0, 0)  # instances shown in the instances table: [lo, hi)
         self._last_focus = "region-names"
 
     def compose(self) -> ComposeResult:
@@ -127,11 +148,25 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         if not 0 <= index < len(self.regions):
             return
         self.current_region = self.regions[index]
+        self.instances_table.border_title = self._instances_title(self.current_region)
+        self._fill_instances(0)
+        self.choose_instance(0)
+
+    def _fill_instances(self, around: int) -> None:
+        """Put the instances of ``window_of`` around instance ``around`` into the table,
+        the cursor on it: a table of 38,400 rows costs seconds to build and measure,
+        one of ``INSTANCE_WINDOW`` rows a few milliseconds (moving near either end
+        of the window moves the window: ``_follow``)."""
+        region = self.current_region
+        if region is None:
+            return
+        lo, hi = window_of(len(region.instances), around)
+        self._window = (lo, hi)
         table = self.instances_table
-        table.border_title = self._instances_title(self.current_region)
         table.clear()
-        t0 = self.trace.start_ns
-        for i, inst in enumerate(self.current_region.instances):
+        t0 = self._origin_ns
+        for i in range(lo, hi):
+            inst = region.instances[i]
             table.add_row(
                 _num(str(inst.index)),
                 Text(visible(inst.name)),
@@ -141,7 +176,20 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 _num(str(inst.gpu_events)),
                 key=str(i),
             )
-        self.choose_instance(0)
+        if around > lo:
+            table.move_cursor(row=around - lo, animate=False)
+
+    def _follow(self, index: int) -> None:
+        """Move the instance window when the cursor comes near one of its ends."""
+        region = self.current_region
+        lo, hi = self._window
+        if region is None or not needs_move(lo, hi, len(region.instances), index):
+            return
+        self._fill_instances(index)
+
+    @functools.cached_property
+    def _origin_ns(self) -> int:
+        return self.trace.start_ns
 
     @staticmethod
     def _instances_title(region: Region) -> str:
@@ -203,8 +251,11 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 self.choose_region(index)
         elif table == "region-instances":
             region = self.current_region
+            if _row_at_cursor(event.data_table) != index:
+                return  # from before the window moved: the cursor is elsewhere now
             if region is not None and self.current_instance is not region.instances[index]:
                 self.choose_instance(index)
+            self._follow(index)
         elif table == "region-kernels":
             self._show_name(index)
 
