@@ -5,6 +5,7 @@ launch chain everywhere; fit on an annotation takes its GPU work (item 5)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace import load_trace
@@ -202,3 +203,46 @@ def test_a_step_marks_every_kernel_and_zoomed_out_marks_match_event_by_event(mon
     conn = connectors(ls, t, m.where, vp.start, vp.ns_per_cell, vp.width, (0, len(m.rows)),
                       m.origin)  # fmt: skip
     assert conn and sum(len(c) for c in conn.values()) <= 4 * vp.width  # capped by columns
+
+
+def _small_real_traces() -> list:
+    from tests.conftest import real_trace_files
+
+    return [p for p in real_trace_files() if p.stat().st_size < 3_000_000]
+
+
+@pytest.mark.parametrize("path", _small_real_traces(), ids=lambda p: p.name[:40])
+def test_links_on_real_traces(path):
+    """Every real trace: a linked kernel marks its launch and op, the chain ends in that
+    call, an op's marks hold what it launched, and drawing every row and the
+    connectors at fit-all and zoomed in raises nothing."""
+    try:
+        trace = load_trace(path, use_cache=False)
+    except Exception:  # noqa: BLE001 - a file the loader refuses is another test's business
+        pytest.skip("not loadable")
+    links = LinkLookup(AnalysedTrace(trace))
+    a = links.analysis
+    m = TimelineModel(trace, links, width=100)
+    linked = a.gpu_rows[a.launch[a.gpu_rows] >= 0]
+    picks = [int(linked[len(linked) // 2])] if linked.size else []
+    if picks and links.op_of(picks[0]) >= 0:
+        picks.append(links.op_of(picks[0]))
+    for row in picks:
+        m.select(row)
+        ls = m.link_set
+        if int(trace.kind[row]) in (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET):
+            call = links.launch_of(row)
+            assert call in ls.marked.tolist() and ls.src.tolist() == [call]
+            chain = links.chain_of(row)
+            assert chain[-1] == call
+            assert links.region_of(row) + chain == links.full_chain_of(row)
+        else:
+            assert set(links.gpu_of(row).tolist()) <= set(ls.marked.tolist())
+        for zoom in (False, True):
+            if zoom:
+                m.zoom_to_selection()
+            for i in range(len(m.rows)):
+                m.row_cells(i)
+            vp = m.viewport
+            connectors(ls, trace, m.where, vp.start, vp.ns_per_cell, vp.width,
+                       (0, len(m.rows)), m.origin)  # fmt: skip
