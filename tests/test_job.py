@@ -291,3 +291,13 @@ def test_gloo_collectives_are_host_ranges_and_count_in_busy(tmp_path: Path) -> N
     assert [s.values_ns for s in steps] == [(700_000, 900_000)] * 2
     assert {f.title for f in report.findings} == {"rank 1 is the slowest in 2 of 2 steps"}
     assert not [s for s in report.stragglers if s.region.startswith("gloo:")]
+
+
+@pytest.mark.parametrize("command", ["stats", "table", "kernels", "findings", "slices"])
+def test_one_trace_commands_on_a_job_folder_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    straggler_job(tmp_path)
+    assert main([command, str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "holds 4 traces" in err and "'ranks'" in err and len(err.splitlines()) == 1

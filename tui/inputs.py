@@ -228,7 +228,8 @@ def resolve_paths(paths: list[str], say: Say, *, many: bool = True) -> list[str]
         shown = ", ".join(os.path.basename(p) for p in out[:4]) + (", ..." if len(out) > 4 else "")
         raise AttnTuiError(
             f"holds {len(out)} traces ({shown}); this command reads one",
-            paths[0], "name one of them, or give the folder to 'attn-tui compare' or 'open'",
+            paths[0], "name one of them, or give the folder to 'attn-tui compare', 'open' or "
+            "'ranks' (a job's ranks)",
         )
     return out
 
