@@ -125,14 +125,14 @@ def run_one_job(config: CaptureConfig, name: str, out: Path, nproc: int, gz: boo
                 job_id: str, reporter: Reporter, timeout_s: float) -> tuple[VariantResult,
                                                                              dict[str, Any]]:
     """Launch one variant's job and wait; (the variant's result, its manifest extras)."""
-    staging = out / f".attn-tui-job-{job_id}-{name}"
+    staging = out.resolve() / f".attn-tui-job-{job_id}-{name}"  # the ranks may start elsewhere
     staging.mkdir()
     try:
         spec = staging / "spec.json"
         write_json(spec, {"job_id": job_id, "variant": name, "config": config.as_dict(),
                           "gzip": gz, "staging": str(staging), "timeout_s": timeout_s})
         with open(staging / "agent.log", "wb") as log:
-            proc = subprocess.Popen(torchrun_command(nproc, staging, spec), cwd=REPO_ROOT,
+            proc = subprocess.Popen(torchrun_command(nproc, staging, spec),
                                     stdout=log, stderr=subprocess.STDOUT, env=_child_env(),
                                     start_new_session=True)
             try:
