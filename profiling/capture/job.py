@@ -172,6 +172,10 @@ def run_job_capture(config: CaptureConfig, names: list[str], out: Path, nproc: i
     from profiling.capture.job_results import precheck
 
     reporter = reporter or SilentReporter()
+    if "kernels" in names:
+        from profiling.capture.kernel_source import parse_kernel_repo
+
+        parse_kernel_repo(config.kernel_repo)  # a typo fails now, not in every rank later
     check_nproc(config, nproc)
     prepare_job_out(out, names, force)
     job_id = uuid.uuid4().hex[:12]
