@@ -47,7 +47,9 @@ class _RankProgress:
             with self._lock:
                 self._done[k] = fraction
                 mean = sum(self._done) / len(self._done)
-            self._report("decode" if mean < 0.85 else stage, mean)
+            # the pane's label says this stage as it is ("loading 8 ranks …"): the
+            # bytes-decoded wording of one file would count a folder's size
+            self._report(f"loading {len(self._done)} ranks", mean)
 
         return progress
 
