@@ -195,3 +195,10 @@ def test_more_ranks_than_gpus_is_refused(monkeypatch: pytest.MonkeyPatch) -> Non
     with pytest.raises(CaptureError, match="needs 2 GPUs, torch sees 1"):
         check_nproc(config, 2)
     check_nproc(make_config("cpu"), 4)  # gloo: any number of ranks on the CPU
+
+
+def test_a_job_folder_lists_its_traces_in_manifest_order(captured: Path) -> None:
+    from tui.inputs import folder_traces
+
+    assert [Path(p).name for p in folder_traces(str(captured))] == [
+        "sdpa_math.rank0.json", "sdpa_math.rank1.json", "ring.rank0.json", "ring.rank1.json"]

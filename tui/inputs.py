@@ -156,8 +156,13 @@ def _manifest_traces(path: str) -> list[str]:
         with open(path, "rb") as f:
             doc = json.loads(f.read().decode("utf-8", errors="replace"))
         variants = doc["variants"]
-        return [str(v["trace"]) for v in variants.values()
-                if isinstance(v, dict) and isinstance(v.get("trace"), str)]
+        names: list[str] = []
+        for v in variants.values():
+            if isinstance(v, dict) and isinstance(v.get("trace"), str):
+                names.append(v["trace"])
+            elif isinstance(v, dict) and isinstance(v.get("traces"), list):  # capture --nproc
+                names += [str(t) for t in v["traces"] if isinstance(t, str)]
+        return names
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return []
 
