@@ -94,6 +94,7 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
     ("timeline--python", "nn.Module", "Python function"),
     ("timeline--other", "other", "any other event"),
     ("timeline--selected", "selected", "the selected event"),
+    ("timeline--linked", "aten::copy_", "linked to the selection (launch call, op, GPU work)"),
 )
 """(component class, sample text, meaning) of each colour the timeline draws."""
 
@@ -108,7 +109,9 @@ def legend_rows() -> list[tuple[str, str, str]]:
          "(in the colour of the first; C or S when they are copies)"),
         ("", f"ab{SEPARATOR}cd", "where colour is short (NO_COLOR=1, 16 colours):\n"
          "the end of an event that touches the next"),
+        ("", "│ └─►", "connector: a launch (its column) to its GPU event"),
         ("", "▸ ▾", "a folded / unfolded process or lane"),
+        ("", "▁▃▅█", "a folded row: how busy each cell of time is"),
         ("", "┊+12.5 µs", "ruler: time from the trace start, or from the range\n"
          "start (the range's cells reversed; m marks one)"),
     ]  # fmt: skip

@@ -22,7 +22,7 @@ _VARIABLES = {
     "timeline--runtime": "kind-runtime", "timeline--kernel": "kind-kernel",
     "timeline--memcpy": "kind-memcpy", "timeline--memset": "kind-memset",
     "timeline--python": "kind-python", "timeline--other": "kind-other",
-    "timeline--selected": "warning",
+    "timeline--selected": "warning", "timeline--linked": "accent",
 }  # fmt: skip
 
 
