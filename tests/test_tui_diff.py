@@ -134,6 +134,24 @@ async def test_diff_naive_inplace_one_deleted_memcpy_and_jump():
 
 
 @needs_samples
+async def test_diff_runs_again_when_a_file_reloads():
+    from tui.session import load_session
+
+    paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace", "sdpa_flash")]
+    app = AttnTuiApp(paths[:2], theme="attn-dark")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        view = app.query_one(DiffView)
+        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        assert view.data.diff.b.label == "inplace"
+        app.panes[1].session = load_session(paths[2])  # as a reload with new content does
+        view.update_from(app.panes)
+        await wait_for(pilot, lambda: view.data is not None and view.state == "ready", "rerun")
+        assert view.data.diff.b.label == "sdpa_flash"
+
+
+@needs_samples
 async def test_diff_r_steps_to_the_next_region():
     paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace")]
     app = AttnTuiApp(paths, theme="attn-dark")

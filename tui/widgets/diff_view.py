@@ -66,6 +66,8 @@ class DiffView(ReportsErrors, Vertical):
         self.results: dict[tuple[int, str | None], DiffData | str] = {}  # the diff or its error
         self.state = "idle"  # idle | waiting | running | ready | error
         self._panes: list[PaneLike] = []
+        self._sessions: tuple[int, ...] = ()  # the files' sessions the results are for
+        self._worker_sessions: tuple[int, ...] = ()  # those the running worker reads
         self._worker: Worker | None = None
         self._worker_for: tuple[int, str | None] = (0, None)  # what the running worker diffs
 
@@ -106,7 +108,9 @@ class DiffView(ReportsErrors, Vertical):
     def update_from(self, panes: Sequence[PaneLike]) -> None:
         """Diff the first file against ``self.other`` once both have loaded."""
         self._panes = list(panes)
-        if len(panes) != self.count:
+        sessions = tuple(id(p.session) for p in panes)
+        if sessions != self._sessions:  # a file opened, loaded or reloaded: diff afresh
+            self._sessions = sessions
             self.count = len(panes)
             self.results.clear()
         self.other = min(max(self.other, 1), max(self.count - 1, 1))
@@ -134,10 +138,11 @@ class DiffView(ReportsErrors, Vertical):
             lambda: (build(traces, 0, 1, key[1]), region_names(traces[0])), thread=True,
             exclusive=True, exit_on_error=False, name="diff", group="diff")  # fmt: skip
         self._worker_for = key
+        self._worker_sessions = self._sessions
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._worker:
-            return
+        if event.worker is not self._worker or self._worker_sessions != self._sessions:
+            return  # superseded, or its files reloaded since it started
         if event.state == WorkerState.SUCCESS:
             data, self.region_names = event.worker.result  # type: ignore[misc]
             self.results[self._worker_for] = _with_files(data, self._worker_for[0])
