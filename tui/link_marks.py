@@ -232,9 +232,11 @@ def connectors(
     hi = int(np.searchsorted(ls.src_ts, t1, side="left"))
     if lo >= hi:
         return out
-    idx = np.arange(lo, hi)
-    if idx.size > MAX_CONNECTOR_COLUMNS * 8:
-        idx = np.unique(np.linspace(lo, hi - 1, MAX_CONNECTOR_COLUMNS * 8).astype(np.int64))
+    cap = MAX_CONNECTOR_COLUMNS * 8
+    if hi - lo > cap:  # sampled evenly: never a pass over millions of links a frame
+        idx = np.unique(np.linspace(lo, hi - 1, cap).astype(np.int64))
+    else:
+        idx = np.arange(lo, hi)
     cols = np.floor((ls.src_ts[idx] - t0) / ns_per_cell).astype(np.int64)
     src, dst = ls.src[idx], ls.dst[idx]
     # one connector per (source row, target row, column)
