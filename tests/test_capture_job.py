@@ -152,7 +152,8 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def test_ctrl_c_stops_every_rank(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_stops_every_rank(tmp_path: Path, sig: signal.Signals) -> None:
     env = {**os.environ, "ATTN_TUI_CAPTURE_FAIL_RANK": "1", "ATTN_TUI_CAPTURE_FAIL": "hang"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tui.cli", "capture", "--nproc", "2", "--device", "cpu",
@@ -167,7 +168,7 @@ def test_ctrl_c_stops_every_rank(tmp_path: Path) -> None:
                 pids.add(int(data["pid"]))
         time.sleep(0.2)
     assert len(pids) == 2, "the ranks did not start"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert not [pid for pid in pids if _alive(pid)]

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,26 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a ``timeout``, a closed terminal) stop the ranks as Ctrl+C does:
+    the agent runs in a session of its own and would outlive this process otherwise."""
+    def interrupt(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    saved: dict[signal.Signals, Any] = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            saved[sig] = signal.signal(sig, interrupt)
+    except ValueError:  # not the main thread: signals stay as they are
+        pass
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+
+
 def _stop(proc: subprocess.Popen[bytes], staging: Path, nproc: int) -> None:
     """SIGTERM to the agent (it stops its ranks), then kill what is left, by id."""
     with contextlib.suppress(ProcessLookupError):
@@ -136,13 +157,14 @@ def run_one_job(config: CaptureConfig, name: str, out: Path, nproc: int, gz: boo
                                     stdout=log, stderr=subprocess.STDOUT, env=_child_env(),
                                     start_new_session=True)
             try:
-                last = ""
-                while proc.poll() is None:
-                    phase = (read_status(staging, 0) or {}).get("phase", "starting")
-                    if phase != last:
-                        reporter.phase(name, f"{phase} ×{nproc}")
-                        last = phase
-                    time.sleep(0.2)
+                with _terminate_as_interrupt():
+                    last = ""
+                    while proc.poll() is None:
+                        phase = (read_status(staging, 0) or {}).get("phase", "starting")
+                        if phase != last:
+                            reporter.phase(name, f"{phase} ×{nproc}")
+                            last = phase
+                        time.sleep(0.2)
             except KeyboardInterrupt:
                 _stop(proc, staging, nproc)
                 raise
