@@ -301,3 +301,30 @@ def test_one_trace_commands_on_a_job_folder_say_so(
     assert main([command, str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "holds 4 traces" in err and "'ranks'" in err and len(err.splitlines()) == 1
+
+
+def test_rank_read_from_the_tail_and_gzip_head(tmp_path: Path) -> None:
+    import gzip
+
+    steps = [Step(0, 100, [Gpu(f"k{i}_" + "x" * 200, 10, 5) for i in range(800)])]
+    doc = rank_doc(None, None, steps)
+    doc["distributedInfo"] = {"backend": "nccl", "rank": 5, "world_size": 8}  # after the events
+    tail = write(tmp_path / "tail.json", doc)
+    assert Path(tail).stat().st_size > 300_000
+    info = sniff_rank(tail)
+    assert info is not None and (info.rank, info.world_size) == (5, 8)
+    head_doc = rank_doc(6, 8, [Step(0, 10, [Gpu("k", 1, 2)])])
+    gz = tmp_path / "head.json.gz"
+    gz.write_bytes(gzip.compress(json.dumps(head_doc).encode()))
+    assert sniff_rank(str(gz)).rank == 6  # type: ignore[union-attr]
+    assert sniff_rank(str(tmp_path / "missing.json")) is None
+
+
+def test_step_alignment_with_a_rank_without_steps(tmp_path: Path) -> None:
+    s0 = [Step(100, 300, [Gpu("k0", 150, 50)])]
+    r1 = rank_doc(1, 2, [Step(100, 300, [Gpu("k0", 150, 50)])], base_ns=5_000)
+    r1["traceEvents"] = [e for e in r1["traceEvents"] if not e["name"].startswith("Profiler")]
+    paths = [write(tmp_path / "a.json", rank_doc(0, 2, s0)), write(tmp_path / "b.json", r1)]
+    job = load_job(paths, _load, "step")
+    assert [r.offset_ns for r in job.ranks] == [0, 5_000]  # rank 1 falls back to its clock
+    assert "1 ranks without one: by clock" in job.header()
