@@ -116,3 +116,52 @@ def test_jump_target_needs_a_row_and_a_known_trace() -> None:
     assert jump_target(no_trace, 0, ["a"], [1]) == (1, 4)
     assert jump_target(no_trace, 0, ["a", "b"], [0, 1]) is None  # which file?
     assert jump_target(Answer(["n"], ["BIGINT"], [(1,)], False), 0, ["a"], [0]) is None
+
+
+def test_history_walks_back_and_returns_the_draft() -> None:
+    from tui.query_data import History
+
+    h = History()
+    for q in ("SELECT 1", "SELECT 2", "SELECT 2", " "):
+        h.add(q)
+    assert h.items == ["SELECT 1", "SELECT 2"]
+    assert h.step(1, "typing") is None  # nothing newer
+    assert h.step(-1, "typing") == "SELECT 2"
+    assert h.step(-1, "SELECT 2") == "SELECT 1"
+    assert h.step(-1, "SELECT 1") is None  # nothing older
+    assert h.step(1, "SELECT 1") == "SELECT 2"
+    assert h.step(1, "SELECT 2") == "typing"
+
+
+async def test_up_recalls_a_query_and_a_paste_keeps_every_line() -> None:
+    from textual import events
+
+    app = AttnTuiApp(PATHS[1:], theme="attn-dark")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        await until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
+        view = app.query_one(QueryView)
+        await run_query(pilot, view, "SELECT count(*) AS n FROM events")
+        field = view.query_one(Input)
+        field.value = ""
+        field.focus()
+        await pilot.press("up")
+        assert field.value == "SELECT count(*) AS n FROM events"
+        field.value = ""
+        field.post_message(events.Paste("SELECT name\n  FROM ops\nLIMIT 1\n"))
+        await pilot.pause()
+        assert field.value == "SELECT name FROM ops LIMIT 1"
+
+
+async def test_typing_in_the_field_inserts_once() -> None:
+    app = AttnTuiApp(PATHS[1:], theme="attn-dark")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        await until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
+        field = app.query_one(QueryView).query_one(Input)
+        field.value = ""
+        field.focus()
+        await pilot.press("s", "e", "l", "6", "q")
+        assert field.value == "sel6q"

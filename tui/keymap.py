@@ -278,8 +278,8 @@ _DIFF = (
 )
 
 _QUERY = (
-    Key("query", "⏎", "run the query (in the field); on a result row with a row\n"
-        "column: show that event on its file's timeline (also z)"),
+    Key("query", "⏎", "run the query (↑ / ↓ in the field: earlier ones); on a\n"
+        "row with a row column: its event on the timeline (or z)"),
     Key("query", "z", "show the row's event on the timeline", "z", "jump", "Show on timeline",
         True, "z", palette=False, in_help=False),
     Key("query", "esc", "back to the query field", "escape", "edit", "Edit query", palette=False),

@@ -118,3 +118,28 @@ def jump_target(
             return None
         return files[list(labels).index(label)], row
     return (files[0], row) if len(files) == 1 else None
+
+
+class History:
+    """The queries run in this session, for ↑ / ↓ in the field (newest last, no repeats
+    in a row); ``step`` walks it and past the newest gives back what was being typed."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.pos = 0
+        self.draft = ""
+
+    def add(self, query: str) -> None:
+        if query.strip() and (not self.items or self.items[-1] != query):
+            self.items.append(query)
+        self.pos = len(self.items)
+
+    def step(self, direction: int, current: str) -> str | None:
+        """The query ``direction`` (-1 older, +1 newer) from where the walk is, or None."""
+        if self.pos == len(self.items):
+            self.draft = current
+        pos = self.pos + direction
+        if not 0 <= pos <= len(self.items) or pos == self.pos:
+            return None
+        self.pos = pos
+        return self.draft if pos == len(self.items) else self.items[pos]

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
@@ -24,7 +25,7 @@ from tui.fmt import fmt_ns
 from tui.guard import ReportsErrors
 from tui.keymap import bindings
 from tui.names import clip
-from tui.query_data import EXAMPLE, Answer, QueryFiles, extra_missing, jump_target
+from tui.query_data import EXAMPLE, Answer, History, QueryFiles, extra_missing, jump_target
 from tui.session import error_line
 from tui.sql_cells import cell_text, is_numeric
 
@@ -35,6 +36,34 @@ VIEWS_LINE = (
     "views: events · kernels · ops · regions · lanes · traces (each with a trace "
     "column) · ⏎ runs · ⏎ on a row with a row column shows it on the timeline"
 )
+
+
+class QueryInput(Input):
+    """The query field: ↑ / ↓ walk the queries run before; a pasted query keeps all its
+    lines (Textual's Input keeps the first), joined by spaces."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.history = History()
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key in ("up", "down"):
+            event.stop()
+            event.prevent_default()
+            found = self.history.step(-1 if event.key == "up" else 1, self.value)
+            if found is not None:
+                self.value = found
+                self.cursor_position = len(found)
+        # other keys: Textual runs Input's own handler after this one (not prevented)
+
+    def _on_paste(self, event: events.Paste) -> None:
+        text = " ".join(line.strip() for line in event.text.splitlines() if line.strip())
+        if text and self.selection.is_empty:
+            self.insert_text_at_cursor(text)
+        elif text:
+            self.replace(text, *self.selection)
+        event.stop()
+        event.prevent_default()  # Input's handler would paste the first line again
 
 
 class QueryView(ReportsErrors, Vertical):
@@ -59,7 +88,7 @@ class QueryView(ReportsErrors, Vertical):
         self._started = 0.0
 
     def compose(self) -> ComposeResult:
-        yield Input(EXAMPLE, placeholder="SELECT ... FROM events ...", id="query-input")
+        yield QueryInput(EXAMPLE, placeholder="SELECT ... FROM events ...", id="query-input")
         yield Static(id="query-status")
         yield DataTable(id="query-table", cursor_type="row", zebra_stripes=True)
 
@@ -99,6 +128,7 @@ class QueryView(ReportsErrors, Vertical):
     def run_query(self, query: str) -> None:
         if self.missing or not query.strip():
             return
+        self.query_one(QueryInput).history.add(query)
         loaded, total = self.files.update(self._panes)
         if not loaded:
             self._status(Text("No file has loaded yet: the query runs once one has.", style="dim"))
