@@ -2,9 +2,10 @@
 
 It lives in its own tab beside the files (it belongs to two of them), like
 Compare.  The region instance of each side is the one ``attn-tui diff`` picks
-(the base's first attention region, each file's median instance); the diff
-runs on a worker thread once both files have loaded, and is kept per other
-file, so ``[`` / ``]`` (with three or more files) switch back instantly.
+(the base's first attention region, each file's median instance; ``r`` steps
+to the base's next region); the diff runs on a worker thread once both files
+have loaded, and is kept per other file and region (until a file reloads), so
+``[`` / ``]`` (with three or more files) and ``r`` come back to one instantly.
 Enter (or ``z``) on a row shows its kernel on its own file's timeline: the
 tab switches to that file and the event is selected, as Regions' ``z`` does.
 """
