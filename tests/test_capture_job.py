@@ -203,3 +203,9 @@ def test_a_job_folder_lists_its_traces_in_manifest_order(captured: Path) -> None
 
     assert [Path(p).name for p in folder_traces(str(captured))] == [
         "sdpa_math.rank0.json", "sdpa_math.rank1.json", "ring.rank0.json", "ring.rank1.json"]
+
+
+def test_variants_lists_the_job_variants(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["variants"]) == 0
+    out = capsys.readouterr().out
+    assert "ring" in out and "--nproc" in out and "sdpa_cp" in out

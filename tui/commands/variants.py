@@ -12,6 +12,7 @@ hold brackets (``pip install 'attn-tui[capture]'``) that Rich would eat.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -49,8 +50,24 @@ def run(args: argparse.Namespace) -> int:
         else:
             table.add_row(Text(row.name), Text("no", style="yellow"),
                           Text(visible(row.reason or "")))
+    _add_job_rows(table, config)
     console.print(table)
     return 0
+
+
+def _add_job_rows(table: Table, config: Any) -> None:
+    """The context-parallel variants: only in a job (``capture --nproc 2`` or more)."""
+    from profiling.capture.config import MULTI_RANK_VARIANTS
+    from profiling.capture.rank_plans import RankContext, summary, why_not_rank
+
+    pair = RankContext(rank=0, world_size=2, local_rank=0, backend="")
+    for name in MULTI_RANK_VARIANTS:
+        reason = why_not_rank(name, config, pair)
+        if reason is None:
+            table.add_row(Text(name), Text("--nproc", style="green"),
+                          Text(visible(summary(name) + " (capture --nproc 2 or more)")))
+        else:
+            table.add_row(Text(name), Text("no", style="yellow"), Text(visible(reason)))
 
 
 def _kernel_origin() -> str:
