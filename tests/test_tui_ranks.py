@@ -51,6 +51,10 @@ async def test_job_opens_as_one_pane_with_ranks_view(tmp_path: Path) -> None:
         (pane,) = app.panes
         gpu_groups = [g.label for g in pane.session.trace.groups if g.kind == "gpu"]
         assert gpu_groups == [f"rank {r} · GPU {r}" for r in range(4)]
+        assert not pane.model.folds.lanes_open  # a job opens compact: one row per lane
+        lanes = [s for s in pane.model.rows if s.kind == "lane"]
+        assert len(lanes) == len(pane.session.trace.lanes) and not [
+            s for s in pane.model.rows if s.kind == "depth"]
         status = str(pane.query_one("#status", Static).render())
         assert "4 ranks of 4" in status and "aligned on clock" in status and "8 Ranks" in status
         await pilot.press("8")

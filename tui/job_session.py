@@ -17,7 +17,7 @@ from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.job import group_paths, name_stem
-from profiling.analysis.job_merge import Job, job_path, load_job
+from profiling.analysis.job_merge import Job, job_of_trace, job_path, load_job
 from profiling.trace import load_trace
 from tui.session import Progress, Session, load_session
 
@@ -97,3 +97,15 @@ def open_targets(paths: list[str], alignment: str = "clock") -> tuple[list[str],
                                 alignment=alignment)
 
     return targets, loader
+
+
+def fold_for_job(model: Any) -> None:
+    """A job's first view (a ``TimelineModel``): each lane on one row (its nesting
+    folded) and the groups with neither CPU nor GPU work (global instants, profiler
+    spans) folded, so that eight ranks' threads and streams come close to one screen.
+    ⏎ unfolds any of them; a plain trace is left as it is."""
+    if job_of_trace(model.trace) is None:
+        return
+    model.folds.lanes_open.clear()
+    model.folds.groups_folded |= {g.index for g in model.trace.groups if g.kind == "other"}
+    model.rebuild()

@@ -21,7 +21,7 @@ from tui.details import loader_notes
 from tui.file_watch import POLL_SECONDS, FileState, change, change_message
 from tui.fmt import fmt_count, fmt_ns
 from tui.guard import ReportsErrors
-from tui.job_session import job_of
+from tui.job_session import fold_for_job, job_of
 from tui.marks import cursor_ns, distance_text
 from tui.names import visible
 from tui.search import Query, QueryError, find, next_match, parse_query
@@ -169,6 +169,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, Vertical):  # OccurrenceJumps: t
         try:
             self.session = session
             self.model = TimelineModel(session.trace, session.links)
+            fold_for_job(self.model)  # a job: its ranks compact
             timeline = self._make_view("timeline")
             timeline.display = False
             await self.query_one("#views", ContentSwitcher).mount(timeline)
