@@ -168,11 +168,12 @@ def row_chain(row: DiffRow) -> tuple[str, ...]:
     return row.b_launch_chain if row.op == "+" else row.a_launch_chain
 
 
-def title(data: DiffData) -> str:
-    """``naive attn_fwd #0 of 3  vs  inplace attn_fwd #1 of 3``."""
+def title(data: DiffData, label_width: int = 60) -> str:
+    """``A naive: attn_fwd #0 of 3  vs  B inplace: attn_fwd #1 of 3``; each label cut
+    to ``label_width`` so that B's side still shows in a narrow window."""
     a, b = data.diff.a, data.diff.b
-    return (f"A {a.label}: {a.region} #{a.instance} of {a.instances}  vs  "
-            f"B {b.label}: {b.region} #{b.instance} of {b.instances}")
+    return (f"A {clip(a.label, label_width)}: {a.region} #{a.instance} of {a.instances}  vs  "
+            f"B {clip(b.label, label_width)}: {b.region} #{b.instance} of {b.instances}")
 
 
 def totals_text(data: DiffData) -> str:

@@ -52,10 +52,11 @@ class DiffView(ReportsErrors, Vertical):
     BINDINGS = bindings("diff")
     DEFAULT_CSS = """
     DiffView { height: 1fr; }
-    #diff-status { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    #diff-status, #diff-row, #diff-totals { text-wrap: nowrap; text-overflow: ellipsis; }
+    #diff-status { height: auto; max-height: 2; padding: 0 1; background: $panel; }
     #diff-table { height: 1fr; min-height: 3; }
     #diff-row { height: 1; padding: 0 1; }
-    #diff-totals { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    #diff-totals { height: auto; max-height: 2; padding: 0 1; background: $panel; }
     """
 
     def __init__(self, **kwargs) -> None:
@@ -173,7 +174,7 @@ class DiffView(ReportsErrors, Vertical):
             self._describe(-1)
             return
         self.state = "ready"
-        head = Text(visible(title(found)), style="bold")
+        head = Text(visible(title(found, max((self.app.size.width - 50) // 2, 8))), style="bold")
         hints = []
         if self.count > 2:
             hints.append(f"[ / ] other file: {self.other} of {self.count - 1}")
