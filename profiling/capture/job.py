@@ -102,6 +102,10 @@ def _child_env() -> dict[str, str]:
     path = env.get("PYTHONPATH")
     env["PYTHONPATH"] = f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT)
     env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's own default, said so it stays quiet
+    if Path("/sys/class/net/lo").exists():
+        # Every rank is on this host (--standalone): gloo on loopback works even where the
+        # host name resolves to no reachable address (containers, CI runners).
+        env.setdefault("GLOO_SOCKET_IFNAME", "lo")
     return env
 
 
