@@ -130,3 +130,21 @@ async def test_selected_collective_shows_every_rank_wait(tmp_path: Path) -> None
                  and i != row}
         assert len(peers) == 3 and peers <= marked
         assert {pane.session.job.rank_of_row(i).rank for i in peers} == {1, 2, 3}
+
+
+async def test_findings_view_of_a_job_leads_with_the_straggler(tmp_path: Path) -> None:
+    from tui.widgets.findings_view import FindingsView
+
+    app = _app(straggler_job(tmp_path, slow=2))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await _wait(pilot, lambda: _ready(app), "the job to load")
+        await pilot.press("5")
+        await _wait(pilot, lambda: bool(app.query(FindingsView)) and
+                    app.query_one(FindingsView).result is not None, "the findings")
+        view = app.query_one(FindingsView)
+        first = view.findings[0]
+        assert first.id == "straggler-rank" and first.title.startswith("rank 2 is the slowest")
+        await pilot.press("z")  # its first evidence on the timeline: rank 2's step
+        pane = app.panes[0]
+        await _wait(pilot, lambda: pane.view == "timeline", "the timeline")
+        assert pane.session.job.rank_of_row(pane.model.selected).rank == 2

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.findings import EvidenceRow, Finding, TraceFindings, trace_findings
+from profiling.analysis.job_report import with_job_findings
 from profiling.trace.model import Trace
 from tui.fmt import fmt_ns
 from tui.links import chain_text
@@ -23,8 +24,9 @@ EVIDENCE_COLUMNS = ("event", "kind", "inst", "start", "duration", "launched by",
 
 
 def find(analysed: AnalysedTrace) -> TraceFindings:
-    """The trace's findings (its attention regions, else its profiler steps)."""
-    return trace_findings(analysed)
+    """The trace's findings (its attention regions, else its profiler steps); a job's
+    straggler findings first (``job_report.with_job_findings``)."""
+    return with_job_findings(trace_findings(analysed), analysed)
 
 
 def finding_cells(f: Finding, title_limit: int = 72) -> tuple[str, ...]:

@@ -8,14 +8,14 @@ findings.  One function so the command and the view show the same numbers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.collectives import Collective, match_collectives, wait_by_rank
-from profiling.analysis.finding_types import Finding
+from profiling.analysis.finding_types import Finding, TraceFindings
 from profiling.analysis.job import Loader, RankInfo, job_groups, load_all, rank_info_of
-from profiling.analysis.job_merge import Job, job_path, load_job, merge_ranks
+from profiling.analysis.job_merge import Job, job_of_trace, job_path, load_job, merge_ranks
 from profiling.analysis.rank_breakdown import rank_breakdown
 from profiling.analysis.stragglers import Straggle, straggler_findings, stragglers
 from profiling.errors import AttnTuiError
@@ -55,3 +55,17 @@ def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock") -> 
     if job_groups([info], paths) != [[0]]:
         raise AttnTuiError("not a trace", paths[0])  # pragma: no cover - one path is one group
     return merge_ranks([trace], [info], [0], job_path(paths), alignment, "one trace")
+
+
+def with_job_findings(result: TraceFindings, analysed: AnalysedTrace) -> TraceFindings:
+    """``result`` (a merged trace's findings) with its job's straggler findings first;
+    a plain trace's unchanged."""
+    job = job_of_trace(analysed.trace)
+    if job is None or len(job.ranks) < 2:
+        return result
+    found = job_report(job, analysed).findings
+    if not found:
+        return result
+    notes = (*result.notes, f"{len(found)} straggler finding{'s' if len(found) > 1 else ''} "
+             f"across the job's {len(job.ranks)} ranks")
+    return replace(result, findings=(*found, *result.findings), notes=notes)
