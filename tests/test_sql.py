@@ -48,7 +48,7 @@ def test_kernels_view_equals_kernels_json(path: str, capsys: pytest.CaptureFixtu
             mine = got[(inst["region"], inst["instance"])]
             for k, r in zip(inst["kernels"], mine, strict=True):
                 for field in ("name", "kind", "start_offset_us", "dur_us", "stream",
-                              "launched_by", "attribution"):
+                              "launched_by", "attribution", "launch_chain"):
                     assert r[field] == k[field], (inst["region"], inst["instance"], field)
 
 

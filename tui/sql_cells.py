@@ -47,7 +47,18 @@ def cell_text(value: Any) -> str:
             return str(value)
         text = f"{value:.3f}".rstrip("0").rstrip(".")
         return "0" if text in ("-0", "") else text
+    if isinstance(value, (list, tuple)):  # a LIST column (kernels.launch_chain)
+        return "[" + ", ".join(cell_text(v) for v in value) + "]"
     return visible(str(value))
+
+
+def csv_value(value: Any) -> Any:
+    """A value for a CSV cell: lists and structs as JSON text, the rest as they are."""
+    if isinstance(value, (list, tuple, dict)):
+        import json
+
+        return json.dumps(json_value(value), ensure_ascii=False)
+    return value
 
 
 def json_value(value: Any) -> Any:

@@ -117,23 +117,25 @@ def kernels_table(a: AnalysedTrace) -> pa.Table:
 
     Same arithmetic as ``instance_kernels``: offsets from the instance's first GPU
     event start, ``launched_by`` the op of ``Links.op``, ``attribution`` from
-    ``launch_chain.attribution``.  Also: ``row`` (the GPU event's model row, to
-    join with ``events``), ``seq`` (its place in the instance: the ``#`` that
-    ``kernels`` prints), ``launch_row`` (its runtime call), ``op_row``, and
-    ``ts_us`` (its start from the trace's first event)."""
+    ``launch_chain.attribution``, ``launch_chain`` (a list of names) from one
+    ``AnalysedTrace.launch_batch`` over every instance.  Also: ``row`` (the GPU
+    event's model row, to join with ``events``), ``seq`` (its place in the
+    instance: the ``#`` that ``kernels`` prints), ``launch_row`` (its runtime
+    call), ``op_row``, and ``ts_us`` (its start from the trace's first event)."""
     pa = _pa()
     trace, links = a.trace, a.links
     origin = trace.start_ns
     insts = region_instances(a)
-    parts = [a.gpu_rows(inst) for inst in insts]
-    sizes = np.array([p.shape[0] for p in parts], dtype=np.int64)
-    rows = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    batch = a.launch_batch(insts, remember=False)
+    rows = batch.rows
+    sizes = np.diff(batch.inst_ptr)
     owner = np.repeat(np.arange(len(insts)), sizes)
-    seq = np.arange(rows.shape[0], dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    first = np.array(
-        [int(trace.ts_ns[p].min()) if p.shape[0] else 0 for p in parts], dtype=np.int64
-    )
+    seq = np.arange(rows.shape[0], dtype=np.int64) - np.repeat(batch.inst_ptr[:-1], sizes)
     ts = trace.ts_ns[rows]
+    first = np.zeros(len(insts), dtype=np.int64)  # each instance's first GPU start
+    if rows.shape[0]:
+        nonempty = np.flatnonzero(sizes)
+        first[nonempty] = np.minimum.reduceat(ts, batch.inst_ptr[:-1][nonempty])
     op = links.op[rows]
     stream = trace.stream[rows]
     kinds = trace.kind[rows]
@@ -155,6 +157,10 @@ def kernels_table(a: AnalysedTrace) -> pa.Table:
             "stream": pa.array(stream, mask=stream == NO_ID),
             "launched_by": _dict(trace.name_id[np.maximum(op, 0)], strings, op < 0),
             "attribution": _dict(how, list(ATTRIBUTIONS)),
+            "launch_chain": pa.ListArray.from_arrays(
+                pa.array(batch.chain_ptr.astype(np.int32)),
+                _dict(trace.name_id[batch.chain], strings).dictionary_decode(),
+            ),
             "launch_row": pa.array(links.launch[rows], mask=links.launch[rows] < 0),
             "op_row": pa.array(op, mask=op < 0),
             "ts_us": pa.array((ts - origin) / 1000.0),

@@ -122,7 +122,9 @@ def run(args: argparse.Namespace) -> int:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         if result.columns:
             writer.writerow(result.columns)
-        writer.writerows(result.rows)
+        from tui.sql_cells import csv_value
+
+        writer.writerows([csv_value(v) for v in row] for row in result.rows)
     elif args.markdown:
         sys.stdout.write(markdown(result))
     else:
