@@ -14,11 +14,10 @@ from typing import Any
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.collectives import Collective, match_collectives, wait_by_rank
 from profiling.analysis.finding_types import Finding, TraceFindings
-from profiling.analysis.job import Loader, RankInfo, job_groups, load_all, rank_info_of
+from profiling.analysis.job import Loader, RankInfo, load_all, rank_info_of
 from profiling.analysis.job_merge import Job, job_of_trace, job_path, load_job, merge_ranks
 from profiling.analysis.rank_breakdown import rank_breakdown
 from profiling.analysis.stragglers import Straggle, straggler_findings, stragglers
-from profiling.errors import AttnTuiError
 
 
 @dataclass
@@ -47,13 +46,12 @@ def job_report(job: Job, analysed: AnalysedTrace | None = None) -> JobReport:
 
 def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock") -> Job:
     """``paths`` as a job: the ranks of one job, or one trace on its own (its rank,
-    else 0).  Several traces that are not one job are an ``AttnTuiError``."""
+    else 0).  Several traces that are not one job are an ``AttnTuiError``
+    (``job_merge.load_job``)."""
     if len(paths) > 1:
         return load_job(paths, load, alignment)
     (trace,) = load_all(paths, load)
     info = rank_info_of(paths[0], trace.metadata) or RankInfo(paths[0], 0, None, "")
-    if job_groups([info], paths) != [[0]]:
-        raise AttnTuiError("not a trace", paths[0])  # pragma: no cover - one path is one group
     return merge_ranks([trace], [info], [0], job_path(paths), alignment, "one trace")
 
 
