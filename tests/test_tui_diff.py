@@ -231,6 +231,32 @@ def test_snapshot_diff_80x24(snap_compare, monkeypatch):
     assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
 
 
+async def test_other_template_arguments_show_both_names(tmp_path):
+    from tests.fixtures.synthetic import naive_like_doc, write_doc
+
+    a = write_doc(tmp_path / "a.json", naive_like_doc(2))
+    doc = naive_like_doc(2)
+    renamed = ""
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel" and "triu_tril_kernel<bool, int, true, 4" in e["name"]:
+            e["name"] = renamed = e["name"].replace("<bool, int, true, 4", "<bool, int, true, 8")
+    assert renamed
+    b = write_doc(tmp_path / "b.json", doc)
+    app = AttnTuiApp([str(a), str(b)], theme="attn-dark")
+    async with app.run_test(size=(200, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        view = app.query_one(DiffView)
+        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        ops = [str(view.table.get_row_at(i)[0]) for i in range(view.table.row_count)]
+        assert ops.count("≈") == 1 and "+" not in ops and "-" not in ops
+        for _ in range(ops.index("≈")):
+            await pilot.press("down")
+        await pilot.pause()
+        line = str(view.query_one("#diff-row").render())
+        assert " ≈ B " in line and "true, 8" in line
+
+
 async def test_kernel_names_are_data_in_the_diff_view(tmp_path):
     """A kernel named like markup or holding an escape shows as written, in the
     table and in the row's line (names come from the trace: never markup)."""

@@ -211,6 +211,9 @@ class DiffView(ReportsErrors, Vertical):
         if data is not None and 0 <= index < len(data.rows):
             row = data.rows[index]
             line.append(visible(row.b_name if row.op == "+" else row.a_name or ""), style="bold")
+            if row.op == "=" and row.b_name != row.a_name:  # ≈: B's own template arguments
+                line.append(" ≈ B ")
+                line.append(visible(row.b_name or ""), style="bold")
             line.append(" · " + visible(" › ".join(row_chain(row))), style="dim")
         self.query_one("#diff-row", Static).update(line)
 
