@@ -209,3 +209,20 @@ def test_variants_lists_the_job_variants(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["variants"]) == 0
     out = capsys.readouterr().out
     assert "ring" in out and "--nproc" in out and "sdpa_cp" in out
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+
+    from profiling.capture import job as job_module
+
+    def full(*_a: object, **_k: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(job_module, "write_json", full)
+    assert job(tmp_path, "--variant", "naive") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0], err
+    assert list(tmp_path.iterdir()) == []  # no staging folder left behind

@@ -226,6 +226,9 @@ def run_job_capture(config: CaptureConfig, names: list[str], out: Path, nproc: i
                                       reason="not started: capture interrupted (Ctrl+C)")
                         for n in names[i + 1:]]
             break
+        except OSError as exc:  # this process's own files: the staging folder, the spec
+            raise CaptureError(f"cannot write {name}'s job files ({exc.strerror or exc})",
+                               str(out), "free some space or choose another --out") from None
         if result.status != "ok" and force:
             for path in job_files(out, name):  # old files the manifest no longer describes
                 path.unlink(missing_ok=True)
