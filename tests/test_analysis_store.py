@@ -13,8 +13,10 @@ import pytest
 
 from profiling.analysis import analysed as analysed_module
 from profiling.analysis import analysis_store
+from profiling.analysis import findings as findings_module
 from profiling.analysis.analysed import PARTS, AnalysedTrace
 from profiling.analysis.chains import instance_launches
+from profiling.analysis.findings import trace_findings
 from profiling.analysis.launch_chain import launch_chain
 from profiling.trace.cache import cache_dirs, index_of
 from profiling.trace.loader import load_trace
@@ -49,6 +51,7 @@ def all_parts(a: AnalysedTrace) -> dict[str, Any]:
     parts = {name: getattr(a, name) for name in PARTS}
     for region in a.attention_regions:
         parts[f"instances:{region}"] = a.instances(region)
+    parts["findings"] = trace_findings(a)
     return parts
 
 
@@ -56,7 +59,7 @@ def builders_counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Count calls of every function an ``AnalysedTrace`` part is built by."""
     calls: dict[str, int] = {}
     for name in ("link_gpu_events", "find_regions", "attention_regions", "key_averages",
-                 "copy_stats", "launch_chains", "region_instances"):
+                 "copy_stats", "launch_chains", "region_instances", "op_dtypes"):
         real = getattr(analysed_module, name)
 
         def counted(*args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
@@ -71,6 +74,13 @@ def builders_counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         return real_of(trace)
 
     monkeypatch.setattr(analysed_module.OpTree, "of", staticmethod(of))
+    real_findings = findings_module._trace_findings
+
+    def findings(*args: Any) -> Any:
+        calls["findings"] = calls.get("findings", 0) + 1
+        return real_findings(*args)
+
+    monkeypatch.setattr(findings_module, "_trace_findings", findings)
     return calls
 
 
@@ -96,7 +106,7 @@ def test_reopen_does_not_call_the_builders(write_trace, tmp_path, monkeypatch):
     all_parts(AnalysedTrace(load_trace(path, min_cache_bytes=0)))
     assert calls == {"OpTree.of": 1, "link_gpu_events": 1, "find_regions": 1,
                      "attention_regions": 1, "key_averages": 1, "copy_stats": 1,
-                     "launch_chains": 1}
+                     "launch_chains": 1, "op_dtypes": 1, "findings": 1}
     calls.clear()
     a = AnalysedTrace(load_trace(path, min_cache_bytes=0))
     all_parts(a)

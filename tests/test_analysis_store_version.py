@@ -24,6 +24,7 @@ import pytest
 
 from profiling.analysis import analysis_parts, analysis_store
 from profiling.analysis.analysed import PARTS, AnalysedTrace
+from profiling.analysis.findings import trace_findings
 from profiling.analysis.regions import RegionInstance
 from profiling.trace import cache
 from profiling.trace.loader import load_trace
@@ -32,6 +33,7 @@ from tests.test_trace_index_version import REFERENCE_TEXT
 FINGERPRINTS = {
     1: "939fb62c547f5f058f25b50fed5e2045bbde106d9b322c8f89e03808e2fc16f9",
     2: "194e971663d3e4c54ae36809b80e8c8d3962a220f0d74a06a7c8a94b44a0916b",  # + op_dtypes
+    3: "d548ad7dbf642148800b7136063de09a649b44f7a6b732d515726e2a1053a5f7",  # + findings
 }
 """ANALYSIS_VERSION -> fingerprint of the stored parts of the reference trace."""
 
@@ -73,6 +75,7 @@ def reference_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in PARTS:
         getattr(a, name)
     a.instances("aten::scaled_dot_product_attention")
+    trace_findings(a)
     return cache.cache_dirs(path)[0]
 
 

@@ -176,17 +176,28 @@ class AnalysedTrace:
     def _op_instances(self, region: str) -> list[RegionInstance]:
         """Instances of a region that is not an annotation (an attention op, or the
         sites of attention kernels): stored with the index like the parts."""
-        part_name = f"instances:{region}"
-        stored = analysis_store.load(self.trace, part_name)
-        if stored is not None:
+        return self.stored(
+            f"instances:{region}",
+            lambda: region_instances(self.trace, self.links, self.regions, region),
+            lambda found: (encode_instances(found), None),
+            lambda arrays, _doc: decode_instances(self.trace, arrays))
+
+    def stored(self, name: str, build: Callable[[], T],
+               encode: Callable[[T], tuple[dict[str, np.ndarray], Any]],
+               decode: Callable[[dict[str, np.ndarray], Any], T]) -> T:
+        """A result kept with the index under ``name`` (see ``analysis_store``): read
+        when a current copy is there, else built and written.  For results beyond
+        the parts (a region's instances, the findings); not cached in memory."""
+        found = analysis_store.load(self.trace, name)
+        if found is not None:
             try:
-                return decode_instances(self.trace, stored[0])
+                return decode(*found)
             except (KeyError, ValueError, TypeError, IndexError):
-                pass
-        found = region_instances(self.trace, self.links, self.regions, region)
+                pass  # a damaged or foreign copy: rebuilt and rewritten below
+        value = build()
         if analysis_store.available(self.trace):
-            analysis_store.save(self.trace, part_name, encode_instances(found))
-        return found
+            analysis_store.save(self.trace, name, *encode(value))
+        return value
 
     def gpu_rows(self, inst: RegionInstance) -> np.ndarray:
         """The instance's GPU events, in GPU start order."""

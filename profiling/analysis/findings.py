@@ -39,6 +39,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
+import msgspec
+
 from profiling.analysis.analysed import AnalysedTrace, as_analysed
 from profiling.analysis.attention_flops import attention_work
 from profiling.analysis.device_peaks import dtype_family
@@ -108,6 +110,19 @@ def trace_findings(analysed: AnalysedTrace | Trace,
     the rules that do not need attention (syncs, gaps, launch-bound, odd steps).
     """
     a = as_analysed(analysed)
+    if not regions:  # the default question: its answer is kept with the index
+        return a.stored("findings", lambda: _trace_findings(a, None), _encode,
+                        lambda _arrays, doc: replace(msgspec.convert(doc, TraceFindings),
+                                                     path=a.trace.path))
+    return _trace_findings(a, regions)
+
+
+def _encode(found: TraceFindings) -> tuple[dict, object]:
+    """Without the path: the same file opened by another path reads the same copy."""
+    return {}, msgspec.to_builtins(replace(found, path=""))
+
+
+def _trace_findings(a: AnalysedTrace, regions: Sequence[str] | None) -> TraceFindings:
     notes: list[str] = []
     names = list(regions) if regions else list(a.attention_regions)
     if not names:
