@@ -163,3 +163,9 @@ def test_a_trace_beside_its_own_export_gets_its_own_label(
     label = Path(SAMPLES[0]).name.split(".")[0]
     assert [r["trace"] for r in rows] == [label, f"{label}~2"]
     assert rows[0]["n"] == rows[1]["n"]
+
+
+def test_export_without_a_folder_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", SAMPLES[0]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--parquet DIR" in err and "\n" not in err

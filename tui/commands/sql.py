@@ -55,9 +55,8 @@ def add_parsers(sub: Any, common: Callable[..., None]) -> None:
     p.add_argument("inputs", nargs="+", metavar="TRACE", help="a trace or a folder of traces")
     p.add_argument(
         "--parquet",
-        required=True,
         metavar="DIR",
-        help="folder to write: DIR/<trace label>/<view>.parquet and a manifest",
+        help="folder to write (needed): DIR/<trace label>/<view>.parquet and a manifest",
     )
     p.add_argument("--force", action="store_true", help="overwrite files already there")
     common(p, cache=True)
@@ -182,6 +181,12 @@ def _print(result: Any) -> None:
 def _export(args: argparse.Namespace) -> int:
     from profiling.sql.export import export, plan
 
+    if not args.parquet:  # checked here, not by argparse: every subcommand parses bare
+        raise AttnTuiError(
+            "needs --parquet DIR",
+            "export",
+            "the folder to write: attn-tui export TRACE... --parquet DIR",
+        )
     db = open_db(list(args.inputs), args, exports=False)
     plan(db, args.parquet, args.force)  # refuse before the work, not after it
     written = export(db, args.parquet, args.force)
