@@ -23,6 +23,7 @@ from tui.widgets.ops_view import OpsView
 from tui.widgets.range_panel import RangePanel
 from tui.widgets.regions_view import RegionsView
 from tui.widgets.timeline import Timeline
+from tui.widgets.track_draw import short_count
 
 from .test_tui_pilot import wait_loaded
 
@@ -251,4 +252,10 @@ async def test_lane_keys_pin_hide_restore_and_fold_process():
         tl = app.query_one(Timeline)
         line = "".join(s.text for s in tl.render_line(m.cursor - int(tl.scroll_y)))
         assert any(b in line for b in BLOCKS)  # the busy strip
-        assert "%" in line[: tl.label_cells]  # count and busy share in the label
+        track = m.track(spec)
+        assert short_count(len(track)) in line[: tl.label_cells]  # the event count
+
+
+def test_short_count_fits_five_cells():
+    got = [short_count(n) for n in (0, 999, 1000, 12_345, 999_999, 3_400_000, 2 * 10**9)]
+    assert got == ["0", "999", "1.0k", "12k", "1.0M", "3.4M", "2.0G"]

@@ -41,6 +41,10 @@ KIND_CLASS = {
 _CLASS_BY_CODE: dict[int, str] = {int(k): v for k, v in KIND_CLASS.items()}
 
 
+LABEL_KEEP = 14
+"""Cells of a folded row's label kept for its name before its count is added."""
+
+
 def label_width(total: int) -> int:
     """Cells given to lane labels: a fifth of the width, 14 to 30."""
     return max(14, min(30, total // 5))
@@ -207,10 +211,11 @@ class Timeline(ReportsErrors, MarkKeys, LaneKeys, ScrollView, can_focus=True):
             style = self._style("timeline--cursor")
         elif index == self.model.cursor:
             style = style + Style(underline=True)
-        extra = summary_label(self.model, index) if spec.folded else ""
         room = width - 1
-        if extra and room - len(extra) - 1 >= 6:  # a folded row: its count and busy share
-            text = clip(text, room - len(extra) - 1).ljust(room - len(extra)) + extra
+        for extra in summary_label(self.model, index) if spec.folded else ():
+            if room - len(extra) - 1 >= LABEL_KEEP:  # a folded row: its count, busy share
+                text = clip(text, room - len(extra) - 1).ljust(room - len(extra)) + extra
+                break
         return [Segment(clip(text, room).ljust(room), style), Segment(" ", style)]
 
     def _track(self, index: int) -> list[Segment]:

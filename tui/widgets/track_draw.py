@@ -18,7 +18,6 @@ from rich.segment import Segment
 from rich.style import Style
 
 from tui.density import busy_cells, strip_text, window_share
-from tui.fmt import fmt_count
 from tui.glyphs import is_copy, run_text
 from tui.link_marks import VERTICAL
 from tui.tracks import Run, runs
@@ -110,14 +109,25 @@ def track_segments(
     return out
 
 
-def summary_label(model, index: int) -> str:
-    """What a folded row's label adds: its event count and busy share of the window
-    (``1.2k · 43%``); '' for other rows."""
+def short_count(n: int) -> str:
+    """``950``, ``12k``, ``3.4M``: a count in at most five cells, for a label."""
+    if n < 1000:
+        return str(n)
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= div * 0.9995:  # 999,999 is 1.0M, not 1000k
+            v = n / div
+            return f"{v:.1f}{unit}" if v < 10 else f"{v:.0f}{unit}"
+    return str(n)  # pragma: no cover
+
+
+def summary_label(model, index: int) -> tuple[str, str]:
+    """What a folded row's label can add, longest first: its event count and busy
+    share of the window (``1.2k · 43%``), or the count alone; ('', '') for other rows."""
     busy = model.summary(index)
     if busy is None:
-        return ""
+        return "", ""
     track = model.track(model.rows[index])
-    n = len(track) if track is not None else 0
+    n = short_count(len(track) if track is not None else 0)
     vp = model.viewport
     share = window_share(busy, max(vp.start, 0.0), min(vp.end, vp.total))
-    return f"{fmt_count(n)} · {share:.0%}"
+    return f"{n} · {share:.0%}", n
