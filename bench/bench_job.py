@@ -10,8 +10,10 @@ read once before timing), first open (no index) and reopen (the indexes mapped):
 
 - rank:        ``load_trace`` of the largest rank alone, plus its timeline model
                (what its first frame needs);
-- job:         every rank loaded in parallel and merged (``tui.job_session``),
-               plus the merged timeline model;
+- job:         every rank loaded in parallel and merged (``tui.job_session``: big
+               ranks first parsed in processes of their own), plus the merged
+               timeline model; on first open also with every rank on a thread of
+               one process (``ATTN_TUI_JOB_THREADS=1``), to compare;
 - first frame: ``attn-tui open DIR`` in a private tmux server until the screen shows
                the job's first lanes (``bench/tui_first_frame.py``'s harness;
                ``--no-tui`` skips it), and ``attn-tui open LARGEST`` the same way.
@@ -39,6 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from make_big_trace import load_seed, write_big_trace  # noqa: E402
 from tui_first_frame import clear_cache, time_first_frame  # noqa: E402
+
+from profiling.analysis.job_index import THREADS_ENV  # noqa: E402
 
 _RANK = r"""
 import json, sys, time
@@ -99,9 +103,9 @@ def make(folder: Path, ranks: int, size_mb: float, seed: Path) -> None:
         print(f"{path.name}: {written / 1e6:.0f} MB, {n} events, rank {k}")
 
 
-def _run(code: str, *args: str) -> dict:
+def _run(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          check=False)
+                          check=False, env={**os.environ, **(env or {})})
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip()[-2000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -137,6 +141,7 @@ def main() -> int:
     w, h = (int(x) for x in args.size.lower().split("x"))
     runs: dict[str, list[tuple[float, float, float | None, float | None]]] = {
         "first open": [], "reopen": []}
+    on_threads: list[float] = []
     for _ in range(args.repeat):
         for label in runs:
             if label == "first open":
@@ -147,6 +152,11 @@ def main() -> int:
                 for p in paths:
                     clear_cache(p)
             job = _run(_JOB, *map(str, paths))
+            threads = None
+            if label == "first open":  # the same, every rank on a thread of one process
+                for p in paths:
+                    clear_cache(p)
+                threads = _run(_JOB, *map(str, paths), env={THREADS_ENV: "1"})["wall"]
             frame = rank_frame = None
             if not args.no_tui:
                 if label == "first open":
@@ -157,6 +167,8 @@ def main() -> int:
                     clear_cache(largest)
                 rank_frame = time_first_frame(largest, rank["labels"], (w, h), rank["wall"])
             runs[label].append((rank["wall"], job["wall"], frame, rank_frame))
+            if threads is not None:
+                on_threads.append(threads)
     total = sum(p.stat().st_size for p in paths) / 1e6
     print(f"job: {len(paths)} ranks, {total:.0f} MB in all, largest {largest.name} "
           f"{largest.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; "
@@ -174,6 +186,11 @@ def main() -> int:
             line += (f"{rank_frame:10.2f}s{frame:9.2f}s{frame / rank:7.2f}"
                      f"{frame / rank_frame:7.2f}")
         print(line)
+    if on_threads:
+        t = statistics.median(on_threads)
+        rank = statistics.median(r[0] for r in runs["first open"])
+        print(f"  first open, every rank on a thread of one process ({THREADS_ENV}=1): "
+              f"job load {t:.2f}s, ratio {t / rank:.2f}")
     return 0
 
 

@@ -328,3 +328,26 @@ def test_step_alignment_with_a_rank_without_steps(tmp_path: Path) -> None:
     job = load_job(paths, _load, "step")
     assert [r.offset_ns for r in job.ranks] == [0, 5_000]  # rank 1 falls back to its clock
     assert "1 ranks without one: by clock" in job.header()
+
+
+def test_big_ranks_are_indexed_in_processes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from profiling.analysis.job_index import THREADS_ENV, has_index, index_in_processes, to_index
+    from tui.job_session import load_job_session
+
+    paths = []
+    for r in range(2):  # about 5 MB each: over the index's minimum
+        gpu = [Gpu(f"k{i}_" + "x" * 120, 10 + i, 5) for i in range(18_000)]
+        paths.append(write(tmp_path / f"big.rank{r}.json", rank_doc(r, 2, [Step(0, 50_000, gpu)])))
+    small = write(tmp_path / "small.json", rank_doc(0, 2, [Step(0, 10, [Gpu("k", 1, 2)])]))
+    assert to_index([*paths, small], min_bytes=0) == paths  # the small one: no index
+    seen: list[tuple[int, int]] = []
+    monkeypatch.setenv(THREADS_ENV, "1")  # asked for threads: no process, no index
+    assert index_in_processes(paths, min_bytes=0) == 0 and not any(map(has_index, paths))
+    monkeypatch.delenv(THREADS_ENV)
+    assert index_in_processes(paths, lambda done, n: seen.append((done, n)), min_bytes=0) == 2
+    assert seen == [(1, 2), (2, 2)] and all(has_index(p) for p in paths)
+    assert index_in_processes(paths, min_bytes=0) == 0  # indexed already: nothing to do
+    session = load_job_session(paths, str(tmp_path))
+    assert session.job is not None and len(session.trace) == 2 * (18_000 * 2 + 1)

@@ -17,6 +17,7 @@ from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.job import group_paths, name_stem
+from profiling.analysis.job_index import index_in_processes
 from profiling.analysis.job_merge import Job, job_of_trace, job_path, load_job
 from profiling.trace import load_trace
 from tui.session import Progress, Session, load_session
@@ -58,6 +59,9 @@ def load_job_session(paths: list[str], key: str, progress: Progress | None = Non
                      no_cache: bool = False, alignment: str = "clock") -> JobSession:
     """Load a job's ranks (in parallel) into one session keyed ``key``."""
     report = progress or (lambda stage, fraction: None)
+    if not no_cache:  # big ranks first parsed in processes of their own (job_index)
+        report(f"parsing {len(paths)} ranks", 0.01)
+        index_in_processes(paths, lambda done, n: report(f"parsing {n} ranks", 0.8 * done / n))
     ranks = _RankProgress(len(paths), report)
     index = {p: k for k, p in enumerate(paths)}
 

@@ -29,6 +29,10 @@ def run(args: argparse.Namespace) -> int:
     paths: list[str] = list(args.paths)
     if not paths:
         raise AttnTuiError("no trace given", "ranks", "give a job's folder or its rank traces")
+    if not getattr(args, "no_cache", False):  # big ranks parsed in processes of their own
+        from profiling.analysis.job_index import index_in_processes
+
+        index_in_processes(paths)
     job = load_ranks(paths, lambda p: load_for_command(p, args), args.align)
     report = job_report(job)
     if args.json:

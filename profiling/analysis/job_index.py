@@ -1,0 +1,100 @@
+"""A job's big ranks parsed in processes of their own, before the job is loaded.
+
+A 1 GB trace's first load is mostly work in the loading process itself (finding the
+event list, merging the decoded chunks, building the columns): more decoding
+processes buy under 2x (bench/README.md).  Eight such ranks loaded on eight threads
+of one process would queue for that process.  So the ranks that have no current
+index yet, and are big enough to be worth a process, are each parsed by a process
+of their own first, which writes the rank's index (``profiling.trace.cache``) and
+exits; the job then loads every rank by mapping its index (a reopen: well under a
+second a GB).  The cores are shared out: N ranks on C cores each decode on C / N.
+
+Nothing changes without an index (``--no-cache``): the ranks then load on threads,
+as they do with ``ATTN_TUI_JOB_THREADS=1`` (for comparing the two in ``bench``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import msgspec
+
+from profiling.trace.cache import MIN_CACHE_BYTES, cache_dirs, cache_key
+from profiling.trace.loader import PARALLEL_MIN_BYTES, default_jobs, load_trace
+from profiling.trace.pool import start_method
+
+OWN_PROCESS_MIN_BYTES = PARALLEL_MIN_BYTES
+"""Ranks from this size on (the file's) are parsed in a process of their own."""
+
+
+THREADS_ENV = "ATTN_TUI_JOB_THREADS"
+"""Set to 1: no processes of their own, every rank loads on a thread (for comparing)."""
+
+
+class _Key(msgspec.Struct):
+    key: str
+
+
+def has_index(path: str) -> bool:
+    """Whether ``path`` has a current index (its key matches the file as it is now)."""
+    try:
+        key = cache_key(Path(path))
+        folders = cache_dirs(Path(path))
+    except OSError:
+        return False
+    for folder in folders:
+        try:
+            found = msgspec.json.decode((folder / "meta.json").read_bytes(), type=_Key)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if found.key == key:
+            return True
+    return False
+
+
+def to_index(paths: Sequence[str], min_bytes: int = OWN_PROCESS_MIN_BYTES) -> list[str]:
+    """The ranks worth parsing in their own process: big, and with no current index."""
+    out = []
+    for p in paths:
+        try:
+            size = os.stat(p).st_size
+        except OSError:
+            continue  # the load says what is wrong
+        if size >= max(min_bytes, MIN_CACHE_BYTES) and not has_index(p):
+            out.append(p)
+    return out
+
+
+def _index_one(path: str, workers: int) -> None:
+    """In a child process: parse ``path``, which writes its index; keep nothing."""
+    load_trace(path, workers=workers)
+
+
+def index_in_processes(paths: Sequence[str], report: Callable[[int, int], None] | None = None,
+                       min_bytes: int = OWN_PROCESS_MIN_BYTES) -> int:
+    """Write the index of every rank of ``to_index(paths)``, each in its own process,
+    at once; returns how many.  Failures are left for the load to report (it reads
+    the file again and says what is wrong, as for any trace).  ``report(done, n)``
+    after each rank."""
+    if os.environ.get(THREADS_ENV) == "1":
+        return 0
+    todo = to_index(paths, min_bytes)
+    if len(todo) < 2:
+        return 0  # one rank alone: its load decodes on every core anyway
+    cores = default_jobs()
+    workers = max(1, cores // len(todo))
+    context = multiprocessing.get_context(start_method())
+    with ProcessPoolExecutor(max_workers=min(len(todo), cores), mp_context=context) as ex:
+        futures = [ex.submit(_index_one, p, workers) for p in todo]
+        for done, future in enumerate(as_completed(futures), 1):
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001, S110 - the load reports it, in-process
+                pass
+            if report is not None:
+                report(done, len(todo))
+    return len(todo)
