@@ -246,3 +246,37 @@ def test_links_on_real_traces(path):
             vp = m.viewport
             connectors(ls, trace, m.where, vp.start, vp.ns_per_cell, vp.width,
                        (0, len(m.rows)), m.origin)  # fmt: skip
+
+
+def _ancestors_walk(t, row: int) -> list[int]:
+    """The row-by-row walk ``LinkLookup.ancestors`` replaced (the reference)."""
+    out: list[int] = []
+    lo = int(t.lane_start[int(t.lane[row])])
+    want = int(t.depth[row]) - 1
+    start = t.ts_ns[row]
+    i = row - 1
+    while i >= lo and want >= 0:
+        if int(t.kind[i]) == Kind.FLOW:
+            i -= 1
+            continue
+        d = int(t.depth[i])
+        if d == want and t.ts_ns[i] + t.dur_ns[i] >= start:
+            out.append(i)
+            want -= 1
+        elif d < want:
+            want = d
+            continue
+        i -= 1
+    return out
+
+
+@pytest.mark.parametrize("path", [NAIVE, *_small_real_traces()[:8]], ids=lambda p: p.name[:40])
+def test_ancestors_equal_the_row_by_row_walk(path):
+    try:
+        trace = load_trace(path, use_cache=False)
+    except Exception:  # noqa: BLE001
+        pytest.skip("not loadable")
+    links = LinkLookup(AnalysedTrace(trace))
+    rows = np.flatnonzero(trace.kind != Kind.FLOW)
+    for row in rows[:: max(1, rows.size // 3000)].tolist():
+        assert links.ancestors(row) == _ancestors_walk(trace, row), row

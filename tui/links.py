@@ -114,23 +114,40 @@ class LinkLookup:
         return ATTRIBUTIONS[int(code[0])]
 
     def ancestors(self, row: int) -> list[int]:
-        """Slices enclosing ``row`` on its lane (by the loader's depth), innermost first."""
+        """Slices enclosing ``row`` on its lane (by the loader's depth), innermost first.
+
+        Each step looks back for the last earlier slice at most as deep as the one
+        wanted, in chunks that grow fourfold (numpy, not a row-by-row walk): the
+        parent of a slice late in a 10 M-event lane may be millions of rows back
+        (``ProfilerStep`` around everything), and this runs on every selection."""
         t = self.trace
         out: list[int] = []
         lo = int(t.lane_start[int(t.lane[row])])
         want = int(t.depth[row]) - 1
         start = t.ts_ns[row]
-        i = row - 1
-        while i >= lo and want >= 0:
-            d = int(t.depth[i])
-            if d == want and t.ts_ns[i] + t.dur_ns[i] >= start and int(t.kind[i]) != Kind.FLOW:
+        cur = row
+        while want >= 0 and cur > lo:
+            i = self._last_up_to(lo, cur, want)
+            if i < 0:
+                break
+            want = min(want, int(t.depth[i]))
+            if t.ts_ns[i] + t.dur_ns[i] >= start:
                 out.append(i)
                 want -= 1
-            elif d < want:
-                want = d
-                continue
-            i -= 1
+            cur = i
         return out
+
+    def _last_up_to(self, lo: int, hi: int, depth: int) -> int:
+        """The last row in ``[lo, hi)`` at ``depth`` or shallower (flows left out), -1."""
+        t = self.trace
+        size = 64
+        while hi > lo:
+            a = max(lo, hi - size)
+            hits = np.flatnonzero((t.depth[a:hi] <= depth) & (t.kind[a:hi] != Kind.FLOW))
+            if hits.size:
+                return a + int(hits[-1])
+            hi, size = a, size * 4
+        return -1
 
     # ---- CPU -> GPU ----
 

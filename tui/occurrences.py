@@ -52,8 +52,9 @@ def occurrences(trace: Trace, name: str, lanes: str = "all") -> np.ndarray:
         gpu_lane = np.array([lane.kind == "gpu" for lane in trace.lanes], dtype=bool)
         on_gpu = gpu_lane[trace.lane[rows]]
         rows = rows[on_gpu if lanes == "gpu" else ~on_gpu]
-    order = np.lexsort((trace.lane[rows], trace.ts_ns[rows]))
-    return rows[order]
+    # rows are stored lane by lane in start order: a stable sort by start merges the
+    # lanes (ties keep lane order), as a lexsort would, in a fraction of its time
+    return rows[np.argsort(trace.ts_ns[rows], kind="stable")]
 
 
 def lane_text(trace: Trace, row: int) -> str:
