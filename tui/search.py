@@ -66,8 +66,9 @@ def find(trace: Trace, query: Query) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     mask = np.isin(trace.name_id, ids) & (trace.kind != Kind.FLOW)
     rows = np.flatnonzero(mask).astype(np.int64)
-    order = np.lexsort((trace.lane[rows], trace.ts_ns[rows]))
-    return rows[order]
+    # rows are stored lane by lane in start order: a stable sort by start orders them
+    # as a lexsort by (start, lane) would (ties keep lane order), a few times faster
+    return rows[np.argsort(trace.ts_ns[rows], kind="stable")]
 
 
 def next_match(trace: Trace, matches: np.ndarray, current: int, direction: int) -> int:
