@@ -209,8 +209,11 @@ class AnalysedTrace:
     def launch_batch(self, instances: Sequence[RegionInstance],
                      remember: bool = True) -> InstanceLaunches:
         """GPU rows and launch chains of many instances, computed for all at once
-        (``chains.instance_launches``); with ``remember``, ``launches``/``gpu_rows``
-        of each are then answered from it without another pass."""
+        (``chains.instance_launches``); with ``remember``, only for the instances
+        not answered yet, and ``launches``/``gpu_rows`` of each are then answered
+        from it without another pass."""
+        if remember:  # only the instances not answered yet
+            instances = [i for i in instances if i.row not in self._launches]
         batch = instance_launches(self.trace, self.links, self.chains, instances)
         if not remember:
             return batch
@@ -219,10 +222,9 @@ class AnalysedTrace:
         row_list = rows.tolist()
         for k, inst in enumerate(instances):
             a, b = ptr[k], ptr[k + 1]
-            if inst.row not in self._launches:
-                self._gpu_rows[inst.row] = rows[a:b]
-                self._launches[inst.row] = tuple(
-                    Launch(row_list[j], tuple(chain[cptr[j]:cptr[j + 1]])) for j in range(a, b))
+            self._gpu_rows[inst.row] = rows[a:b]
+            self._launches[inst.row] = tuple(
+                Launch(row_list[j], tuple(chain[cptr[j]:cptr[j + 1]])) for j in range(a, b))
         return batch
 
     def launches(self, inst: RegionInstance) -> tuple[Launch, ...]:

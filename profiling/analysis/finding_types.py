@@ -114,8 +114,7 @@ class RegionContext:
     def prepare(self) -> None:
         """Compute every instance's CPU rows and launches in a few vectorised passes
         (instead of one small pass per instance per rule: seconds at 38,400 instances)."""
-        self.analysed.launch_batch([v for v in self.instances
-                                    if v.row not in self.analysed._launches])
+        self.analysed.launch_batch(self.instances)
         missing = [v for v in self.instances if v.row not in self._cpu_rows]
         for v, rows in zip(missing, cpu_rows_of(self.trace, missing), strict=True):
             self._cpu_rows[v.row] = rows
