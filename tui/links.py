@@ -151,6 +151,17 @@ class LinkLookup:
 
     # ---- CPU -> GPU ----
 
+    def first_launched(self, row: int) -> np.ndarray:
+        """``launched_rows`` with the first to run on the GPU moved to the front (one
+        pass, no sort): what ``g`` and the details panel need of ``gpu_of``."""
+        rows = self.launched_rows(row)
+        if rows.size > 1:
+            i = int(np.argmin(self.trace.ts_ns[rows]))
+            if i:
+                rows = rows.copy()
+                rows[[0, i]] = rows[[i, 0]]
+        return rows
+
     def launched_rows(self, row: int) -> np.ndarray:
         """``gpu_of`` in no particular order (no sort: what a span or a count needs;
         a ``ProfilerStep`` of millions of kernels costs one slice)."""

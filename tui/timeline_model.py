@@ -221,7 +221,7 @@ class TimelineModel(LaneArrangement):  # LaneArrangement: pin, hide, restore, fo
         if int(self.trace.kind[row]) in GPU_KINDS:
             target = self.links.launch_of(row)
         else:
-            gpu = self.links.gpu_of(row)
+            gpu = self.links.first_launched(row)  # no sort of a ProfilerStep's kernels
             target = int(gpu[0]) if gpu.size else -1
         if target >= 0:
             self.select(target)
@@ -242,7 +242,7 @@ class TimelineModel(LaneArrangement):  # LaneArrangement: pin, hide, restore, fo
         if int(self.trace.kind[row]) in GPU_KINDS:
             return self.links.launch_of(row), self.links.op_of(row), _EMPTY_TRACK_ROWS
         op = self.links.op_of(row) if int(self.trace.kind[row]) == Kind.RUNTIME else -1
-        return -1, op, self.links.gpu_of(row)
+        return -1, op, self.links.first_launched(row)  # the first to run, then the rest
 
     # ---- time window ----
 
