@@ -21,7 +21,8 @@ includes the details panel's update (``tui_frame.FrameClock``); draw: the
 timeline's ``render_line`` for every visible line plus the ruler (the part
 that depends on the number of events and links).  Then the range
 panel: ``m`` to the panel's table filled and composed, on ``--panel-events``
-events, for one ``attn_fwd`` and for ``ProfilerStep#1`` (every event in range).
+events, for one ``attn_fwd`` and for ``ProfilerStep#1`` (every event in range), and
+before it the selection itself (its links marked and the details panel's update).
 The big and small traces run in one process, so the ratio is the result; the
 absolute milliseconds depend on the machine.
 """
@@ -126,10 +127,14 @@ async def _panel(n: int, size: tuple[int, int]) -> dict[str, float]:
         clock = FrameClock(app)
         for state in ("attn_fwd", "step"):
             timeline.action_clear_range()
+            timeline.select_row(-1)
             await pilot.pause(0.1)
             shown = panel.shown
-            _select(app, state)  # select, then m (timed from the m)
+            start = time.perf_counter()  # the selection: its links and details
+            _select(app, state)
             timeline.action_clear_range()
+            await clock.frame(start)
+            out[state + "_select"] = clock.composed - start
             await pilot.pause(0.1)
             start = time.perf_counter()
             timeline.action_mark_range()
@@ -167,7 +172,8 @@ def main() -> int:
     print(f"range panel on {args.panel_events:,} events (m -> table filled and composed):")
     for state in ("attn_fwd", "step"):
         print(f"  {state:>8}: {panel[state] * 1000:7.1f} ms "
-              f"({int(panel[state + '_events']):,} events in the range)")  # fmt: skip
+              f"({int(panel[state + '_events']):,} events in the range); selecting it "
+              f"(links marked, details) {panel[state + '_select'] * 1000:.1f} ms")  # fmt: skip
     return 0
 
 
