@@ -351,3 +351,21 @@ def test_big_ranks_are_indexed_in_processes_first(
     assert index_in_processes(paths, min_bytes=0) == 0  # indexed already: nothing to do
     session = load_job_session(paths, str(tmp_path))
     assert session.job is not None and len(session.trace) == 2 * (18_000 * 2 + 1)
+
+
+def test_collectives_of_two_process_groups_stay_apart(tmp_path: Path) -> None:
+    paths = []
+    for r in range(4):  # tensor-parallel groups {0, 1} and {2, 3}, no sequence numbers
+        doc = rank_doc(r, 4, [Step(0, 900, [Gpu("ncclDevKernel_AllReduce(x)", 100 + 10 * r, 50),
+                                            Gpu("ncclDevKernel_AllReduce(x)", 500 + r, 50)])])
+        for e in doc["traceEvents"]:
+            if e.get("cat") == "kernel":
+                e["args"]["Process Group Name"] = "1" if r < 2 else "2"
+                e["args"]["Process Group Ranks"] = "[0, 1]" if r < 2 else "[2, 3]"
+        paths.append(write(tmp_path / f"tp.rank{r}.json", doc))
+    found = match_collectives(load_job(paths, _load))
+    assert len(found) == 4 and not any(c.by_seq for c in found)
+    on = sorted(tuple(k for k, row in enumerate(c.rows) if row >= 0) for c in found)
+    assert on == [(0, 1), (0, 1), (2, 3), (2, 3)]
+    first = found[0]
+    assert first.wait_ns[:2] == (10_000, 0) and first.name == "ncclDevKernel_AllReduce"

@@ -11,11 +11,12 @@ network.  This is only as good as the alignment of the ranks' clocks
 A job on the CPU (gloo) has no kernels: its collectives are the host ranges
 gloo records (``gloo:all_reduce``), matched and measured the same way.
 
-Matching: when the kernels' ``args`` carry a sequence number (``Seq``/``seq``,
-newer PyTorch copies the process group's counter there), kernels with the same
-(process group, number) are one collective; otherwise the n-th kernel of a
-name on one rank matches the n-th kernel of that name on every other rank
-(collectives are issued in the same order everywhere, or the job deadlocks).
+Matching: when the kernels' ``args`` carry a sequence number (``Seq``, the process
+group's counter, which newer PyTorch copies there with the group's name and
+ranks), kernels with the same (process group, name, number) are one collective;
+otherwise the n-th kernel of a name (in its process group, when the args name
+it) on one rank matches the n-th of that name on every other rank (collectives
+are issued in the same order everywhere, or the job deadlocks).
 """
 
 from __future__ import annotations
@@ -65,15 +66,6 @@ def short_name(name: str) -> str:
     return name.split("(", 1)[0].strip() or name
 
 
-def _seq_key(args: dict[str, Any]) -> tuple[str, int] | None:
-    for key in SEQ_KEYS:
-        value = args.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            group = next((str(args[k]) for k in PG_KEYS if k in args), "")
-            return group, value
-    return None
-
-
 CPU_COLLECTIVES = ("all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
                    "broadcast", "all_to_all", "alltoall", "barrier", "reduce", "gather",
                    "scatter")
@@ -99,19 +91,38 @@ def comm_rows(trace: Trace, rows: tuple[int, int], comm: np.ndarray,
     return found[np.argsort(trace.ts_ns[found], kind="stable")]
 
 
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _group(args: dict[str, Any]) -> tuple[str, str]:
+    """(process group name, its ranks) from a kernel's args ('' when absent)."""
+    name = next((str(args[k]) for k in PG_KEYS if k in args), "")
+    return name, str(args.get("Process Group Ranks", ""))
+
+
 def _keys(trace: Trace, rows: np.ndarray) -> tuple[list[tuple[Any, ...]], bool]:
-    """Match keys of one rank's comm kernels: by sequence number when the first has one."""
-    if rows.shape[0] and _seq_key(trace.args(int(rows[0]))) is not None:
-        keys = [_seq_key(a) for a in trace.args_of(rows)]
-        if all(k is not None for k in keys):
-            return [("seq", *k) for k in keys], True  # type: ignore[misc]
-    seen: dict[str, int] = defaultdict(int)
+    """Match keys of one rank's comm kernels.  When the first kernel's args name its
+    process group or carry a sequence number (newer PyTorch copies both there), every
+    kernel's args are read: the key is (group, sequence number), or (group, name, n-th
+    of that name in that group), so that collectives of two tensor-parallel groups
+    are never taken for one.  Otherwise: (name, n-th of that name)."""
+    first = trace.args(int(rows[0])) if rows.shape[0] else {}
+    keyed = any(k in first for k in (*SEQ_KEYS, *PG_KEYS, "Process Group Ranks"))
+    every = trace.args_of(rows) if keyed else [{} for _ in range(rows.shape[0])]
+    seen: dict[tuple[Any, ...], int] = defaultdict(int)
     out: list[tuple[Any, ...]] = []
-    for row in rows.tolist():
+    by_seq = keyed
+    for row, args in zip(rows.tolist(), every, strict=True):
+        group = _group(args) if keyed else ("", "")
+        seq = next((_whole(args.get(k)) for k in SEQ_KEYS if _whole(args.get(k)) is not None),
+                   None)
+        by_seq = by_seq and seq is not None
         name = short_name(trace.name(row))
-        out.append(("order", name, seen[name]))
-        seen[name] += 1
-    return out, False
+        out.append(("seq", *group, name, seq) if seq is not None else
+                   ("order", *group, name, seen[(group, name)]))
+        seen[(group, name)] += 1
+    return out, by_seq
 
 
 def match_collectives(job: Job) -> list[Collective]:
@@ -136,9 +147,8 @@ def match_collectives(job: Job) -> list[Collective]:
         ends = [int(trace.ts_ns[r] + trace.dur_ns[r]) if r >= 0 else -1 for r in rows_of]
         last = max(s for s in starts if s >= 0)
         waits = [last - s if s >= 0 else 0 for s in starts]
-        name = short_name(trace.name(present[0])) if key[0] == "seq" else key[1]
-        out.append(Collective(name, int(key[-1]), tuple(rows_of), tuple(starts), tuple(ends),
-                              tuple(waits), key[0] == "seq"))
+        out.append(Collective(key[-2], int(key[-1]), tuple(rows_of), tuple(starts),
+                              tuple(ends), tuple(waits), key[0] == "seq"))
     out.sort(key=lambda c: min(s for s in c.start_ns if s >= 0))
     return out
 
