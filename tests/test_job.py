@@ -205,6 +205,7 @@ def test_ranks_json_lists_ranks_in_order(tmp_path: Path,
             assert key in r
         assert list(r["regions"])[0] == "attn_fwd"  # attention regions first
     assert doc[1]["collective_wait_us"] == 0 and doc[0]["collective_wait_us"] == 600
+    assert [r["slowest_in"] for r in doc] == [0, 6, 0, 0]  # 3 steps and 3 attn_fwd
     assert main(["ranks", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "rank 1 is the slowest in 3 of 3 steps" in out

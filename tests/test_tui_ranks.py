@@ -12,6 +12,7 @@ from tests.job_fixtures import Gpu, Step, rank_doc, straggler_job, write
 from tui.app import AttnTuiApp
 from tui.job_session import open_targets
 from tui.preload import Preloads
+from tui.ranks_data import RANK_COLUMNS
 from tui.widgets.ranks_view import RanksView
 
 
@@ -64,7 +65,9 @@ async def test_job_opens_as_one_pane_with_ranks_view(tmp_path: Path) -> None:
         ranks = view.query_one("#ranks-table", DataTable)
         assert ranks.row_count == 4
         assert [str(ranks.get_row_at(i)[0]) for i in range(4)] == ["0", "1", "2", "3"]
-        assert str(ranks.get_row_at(3)[-2]) == "0 ns"  # the slow rank never waits
+        wait, slowest = (RANK_COLUMNS.index(c) for c in ("coll. wait", "slowest in"))
+        assert str(ranks.get_row_at(3)[wait]) == "0 ns"  # the slow rank never waits
+        assert [str(ranks.get_row_at(i)[slowest]) for i in range(4)] == ["", "", "", "6"]
         bars = [str(ranks.get_row_at(i)[-1]) for i in range(4)]
         assert all(b and set(b) <= set("█▓▒░·") for b in bars)
         slow = view.query_one("#stragglers-table", DataTable)

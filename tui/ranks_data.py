@@ -24,7 +24,7 @@ from tui.fmt import fmt_time
 from tui.job_session import job_of
 
 RANK_COLUMNS = ("rank", "device", "span", "comm", "compute", "overlap", "idle", "memcpy",
-                "memset", "coll. wait", "where the time went")
+                "memset", "coll. wait", "slowest in", "where the time went")
 RANK_FIELDS = ("span_us", "comm_us", "compute_us", "overlap_us", "idle_us", "memcpy_us",
                "memset_us", "collective_wait_us")
 STRAGGLER_COLUMNS = ("item", "measure", "slowest", "its time", "median", "excess")
@@ -70,7 +70,9 @@ def ranks_data(session: Any) -> RanksData:
 
 def rank_cells(row: dict[str, Any]) -> list[str]:
     rank = "" if row["rank"] is None else str(row["rank"])
-    return [rank, row["device"]] + [fmt_time(row[f], "us") for f in RANK_FIELDS]
+    slowest = row.get("slowest_in", 0)
+    return ([rank, row["device"]] + [fmt_time(row[f], "us") for f in RANK_FIELDS]
+            + [str(slowest) if slowest else ""])
 
 
 def straggler_cells(s: Straggle) -> list[str]:

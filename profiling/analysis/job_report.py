@@ -7,17 +7,18 @@ findings.  One function so the command and the view show the same numbers.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.collectives import Collective, match_collectives, wait_by_rank
+from profiling.analysis.collectives import Collective, job_collectives, wait_by_rank
 from profiling.analysis.finding_types import Finding, TraceFindings
 from profiling.analysis.job import Loader, RankInfo, load_all, rank_info_of
 from profiling.analysis.job_merge import Job, job_of_trace, job_path, load_job, merge_ranks
 from profiling.analysis.rank_breakdown import rank_breakdown
-from profiling.analysis.stragglers import Straggle, straggler_findings, stragglers
+from profiling.analysis.stragglers import MIN_EXCESS, Straggle, straggler_findings, stragglers
 
 
 @dataclass
@@ -36,11 +37,13 @@ class JobReport:
 def job_report(job: Job, analysed: AnalysedTrace | None = None) -> JobReport:
     """The report of ``job`` (``analysed``: the merged trace's shared analysis)."""
     a = analysed or AnalysedTrace(job.trace)
-    collectives = match_collectives(job)
+    collectives = job_collectives(job)[0]
     ranks = rank_breakdown(job, a)
+    items = stragglers(job, a, collectives) if len(job.ranks) > 1 else []
+    slow = Counter(s.slowest for s in items if s.excess_share >= MIN_EXCESS)
     for row, wait in zip(ranks, wait_by_rank(job, collectives), strict=True):
         row["collective_wait_us"] = wait / 1000.0
-    items = stragglers(job, a, collectives) if len(job.ranks) > 1 else []
+        row["slowest_in"] = slow.get(row["rank"], 0)  # straggler items, by 5 % or more
     return JobReport(job, ranks, collectives, items, straggler_findings(job, items))
 
 

@@ -17,7 +17,7 @@ import sys
 from profiling.errors import AttnTuiError
 
 COLUMNS = ("rank", "device", "span", "comm", "compute", "overlap", "idle", "memcpy", "memset",
-           "coll. wait")
+           "coll. wait", "slowest in")
 FIELDS = ("span_us", "comm_us", "compute_us", "overlap_us", "idle_us", "memcpy_us", "memset_us",
           "collective_wait_us")
 
@@ -60,7 +60,7 @@ def _print(report) -> None:  # noqa: ANN001 - a JobReport (imported lazily)
         table.add_column(c, justify="left" if c == "device" else "right", no_wrap=True)
     for r in report.ranks:
         cells = [str(r["rank"]), visible(r["device"])]
-        cells += [fmt_time(r[f], "us") for f in FIELDS]
+        cells += [fmt_time(r[f], "us") for f in FIELDS] + [str(r["slowest_in"] or "")]
         table.add_row(*(Text(c) for c in cells))
     console.print(table)
     if report.stragglers:
