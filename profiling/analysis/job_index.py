@@ -24,6 +24,7 @@ from pathlib import Path
 import msgspec
 
 from profiling.trace.cache import MIN_CACHE_BYTES, cache_dirs, cache_key
+from profiling.trace.cache_store import cache_root
 from profiling.trace.loader import PARALLEL_MIN_BYTES, default_jobs, load_trace
 from profiling.trace.pool import start_method
 
@@ -69,6 +70,17 @@ def to_index(paths: Sequence[str], min_bytes: int = OWN_PROCESS_MIN_BYTES) -> li
     return out
 
 
+def _index_writable() -> bool:
+    """Whether an index can be written at all (else the processes would parse the ranks
+    for nothing, and the load parse them again)."""
+    root = cache_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(root, os.W_OK)
+
+
 def _index_one(path: str, workers: int) -> None:
     """In a child process: parse ``path``, which writes its index; keep nothing."""
     load_trace(path, workers=workers)
@@ -83,7 +95,7 @@ def index_in_processes(paths: Sequence[str], report: Callable[[int, int], None] 
     if os.environ.get(THREADS_ENV) == "1":
         return 0
     todo = to_index(paths, min_bytes)
-    if len(todo) < 2:
+    if len(todo) < 2 or not _index_writable():
         return 0  # one rank alone: its load decodes on every core anyway
     cores = default_jobs()
     workers = max(1, cores // len(todo))
