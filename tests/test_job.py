@@ -370,3 +370,17 @@ def test_collectives_of_two_process_groups_stay_apart(tmp_path: Path) -> None:
     assert on == [(0, 1), (0, 1), (2, 3), (2, 3)]
     first = found[0]
     assert first.wait_ns[:2] == (10_000, 0) and first.name == "ncclDevKernel_AllReduce"
+
+
+def test_a_rank_that_cannot_be_read_is_left_out(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    paths = straggler_job(tmp_path, ranks=3, slow=0)
+    Path(paths[1]).write_text("this is not a trace")
+    job = load_job(paths, _load)
+    assert [r.rank for r in job.ranks] == [0, 2]
+    assert job.trace.warnings[0].startswith(paths[1]) and "left out" in job.trace.warnings[0]
+    assert main(["ranks", *paths, "--json"]) == 0
+    assert [r["rank"] for r in json.loads(capsys.readouterr().out)] == [0, 2]
+    Path(paths[2]).write_text("nor is this")
+    assert main(["ranks", *paths]) == 2  # one rank left: the first failure, one line
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

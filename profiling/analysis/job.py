@@ -206,8 +206,23 @@ Loader = Callable[[str], Trace]
 def load_all(paths: Sequence[str], load: Loader) -> list[Trace]:
     """Every path loaded, in parallel threads (big ones decode on the process pool);
     the first failure is raised after the others have finished."""
+    loaded = load_each(paths, load)
+    for item in loaded:
+        if isinstance(item, BaseException):
+            raise item
+    return loaded  # type: ignore[return-value]
+
+
+def load_each(paths: Sequence[str], load: Loader) -> list[Trace | Exception]:
+    """Every path loaded in parallel threads: its trace, or the exception it raised."""
+
+    def one(path: str) -> Trace | Exception:
+        try:
+            return load(path)
+        except Exception as exc:  # noqa: BLE001 - handed back, in the path's place
+            return exc
+
     if len(paths) == 1:
-        return [load(paths[0])]
+        return [one(paths[0])]
     with ThreadPoolExecutor(max_workers=len(paths), thread_name_prefix="attn-tui load rank") as ex:
-        futures = [ex.submit(load, p) for p in paths]
-        return [f.result() for f in futures]
+        return list(ex.map(one, paths))

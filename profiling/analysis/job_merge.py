@@ -35,7 +35,7 @@ from profiling.analysis.job import (
     RankInfo,
     align_offsets,
     job_groups,
-    load_all,
+    load_each,
     name_stem,
     rank_info_of,
 )
@@ -252,8 +252,15 @@ def load_job(paths: Sequence[str], load: Loader, alignment: str = "clock",
     """Load ``paths`` (in parallel) and merge them as one job, in rank order.
 
     Raises ``AttnTuiError`` when the loaded traces are not ranks of one job
-    (detection read only their heads; the metadata has the last word)."""
-    traces = load_all(paths, load)
+    (detection read only their heads; the metadata has the last word).  A rank that
+    fails to load is left out with a warning, as long as two ranks are left; else
+    the first failure is raised."""
+    loaded = load_each(paths, load)
+    failed = [(p, x) for p, x in zip(paths, loaded, strict=True) if isinstance(x, Exception)]
+    if failed and len(paths) - len(failed) < 2:
+        raise failed[0][1]
+    paths = [p for p, x in zip(paths, loaded, strict=True) if not isinstance(x, Exception)]
+    traces = [x for x in loaded if not isinstance(x, Exception)]
     infos = [rank_info_of(p, t.metadata) for p, t in zip(paths, traces, strict=True)]
     groups = job_groups(infos, paths)
     jobs = [g for g in groups if len(g) > 1]
@@ -270,5 +277,12 @@ def load_job(paths: Sequence[str], load: Loader, alignment: str = "clock",
     order = groups[0]
     traces = [traces[i] for i in order]
     offsets, note = align_offsets(traces, alignment)
-    return merge_ranks(traces, [infos[i] for i in order], offsets,  # type: ignore[misc]
-                       path or job_path(paths), alignment, note)
+    job = merge_ranks(traces, [infos[i] for i in order], offsets,  # type: ignore[misc]
+                      path or job_path(paths), alignment, note)
+    job.trace.warnings[:0] = [f"{p}: {_line(x)} (left out of the job)" for p, x in failed]
+    return job
+
+
+def _line(exc: BaseException) -> str:
+    """An error as the one line a command would print for it."""
+    return exc.line() if isinstance(exc, AttnTuiError) else f"{type(exc).__name__}: {exc}"

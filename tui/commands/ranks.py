@@ -34,6 +34,11 @@ def run(args: argparse.Namespace) -> int:
 
         index_in_processes(paths)
     job = load_ranks(paths, lambda p: load_for_command(p, args), args.align)
+    from tui.names import visible
+
+    for line in job.trace.warnings:  # a rank that could not be read: said, not fatal
+        if line.endswith("(left out of the job)"):
+            print(f"attn-tui ranks: {visible(line)}", file=sys.stderr)
     report = job_report(job)
     if args.json:
         sys.stdout.write(json.dumps(report.ranks, indent=1, allow_nan=False, default=str) + "\n")
