@@ -14,7 +14,7 @@ from tests.fixtures.flat_trace import flat_trace
 from tui.app import AttnTuiApp
 from tui.density import BLOCKS, busy_cells, busy_of, strip_text, window_share
 from tui.links import LinkLookup
-from tui.occurrences import occurrence_list, occurrences
+from tui.occurrences import fit_chain, occurrence_list, occurrences
 from tui.rows import Folds, build_rows
 from tui.screens.occurrences import OccurrencesScreen
 from tui.timeline_model import TimelineModel
@@ -259,3 +259,30 @@ async def test_lane_keys_pin_hide_restore_and_fold_process():
 def test_short_count_fits_five_cells():
     got = [short_count(n) for n in (0, 999, 1000, 12_345, 999_999, 3_400_000, 2 * 10**9)]
     assert got == ["0", "999", "1.0k", "12k", "1.0M", "3.4M", "2.0G"]
+
+
+def test_snapshot_occurrences_list(monkeypatch, snap_compare):
+    """o on the first Memcpy DtoD of naive: its three occurrences with their chains."""
+    monkeypatch.chdir(SAMPLE_TRACES)  # the picture says "naive.json.gz", not where we are
+    app = AttnTuiApp(["naive.json.gz"], theme="attn-dark")
+
+    async def listed(pilot) -> None:
+        await wait_loaded(pilot)
+        m = pilot.app.pane.model
+        pilot.app.query_one(Timeline).select_row(
+            int(np.flatnonzero(m.trace.kind == Kind.MEMCPY)[0])
+        )
+        await pilot.press("o")
+        await _open_list(pilot, pilot.app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 24), run_before=listed)
+
+
+def test_a_chain_that_does_not_fit_keeps_what_launched_it():
+    names = ["aten::masked_fill", "aten::clone", "aten::copy_", "cudaMemcpyAsync"]
+    assert fit_chain(names, None) == " › ".join(names)
+    assert fit_chain(names, 53) == "aten::masked_fill › … › aten::copy_ › cudaMemcpyAsync"
+    assert fit_chain(names, 40) == "… › aten::copy_ › cudaMemcpyAsync"
+    assert fit_chain(names, 20) == "… › cudaMemcpyAsync"
+    assert len(fit_chain(names, 10)) == 10

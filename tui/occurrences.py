@@ -10,7 +10,7 @@ chains of each are worked out only for those) and says how many there are; ``n``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,6 +24,8 @@ LIST_CAP = 1000
 STEP_GROUP = "ProfilerStep*"
 """torch's table groups ``ProfilerStep#N`` under this key: it matches by prefix."""
 LANE_KINDS = ("all", "cpu", "gpu")
+LIST_CHROME = 16
+"""Cells of the list that are not text: border, padding, scrollbar, cell padding."""
 
 
 def name_ids(trace: Trace, name: str) -> np.ndarray:
@@ -65,13 +67,31 @@ def lane_text(trace: Trace, row: int) -> str:
     return f"{visible(group.label)} › {text}" if group is not None and group.label else text
 
 
-def launcher_text(trace: Trace, links: LinkLookup, row: int) -> str:
+def fit_chain(names: list[str], width: int | None) -> str:
+    """A launch chain in ``width`` cells: whole, else ``chain_text``'s outermost op,
+    ``…`` and the last two, else ``…`` and the innermost (what launched it stays
+    readable: ``… › aten::copy_ › cudaMemcpyAsync``)."""
+    whole = chain_text(names)
+    if width is None or len(whole) <= width:
+        return whole
+    short = chain_text(names, width)
+    if not short.endswith("…"):
+        return short
+    for keep in (2, 1):
+        tail = chain_text(["…", *names[-keep:]]) if len(names) > keep else ""
+        if tail and len(tail) <= width:
+            return tail
+    return chain_text(names[-1:], width)
+
+
+def launcher_text(trace: Trace, links: LinkLookup, row: int, width: int | None = None) -> str:
     """Who launched ``row``: a GPU event's whole launch chain (``chain_text``, the
-    details panel's and the Regions view's), a CPU event's enclosing op; '' if none."""
+    details panel's and the Regions view's; within ``width``: ``fit_chain``), a CPU
+    event's enclosing op; '' if none."""
     if int(trace.kind[row]) in GPU_KINDS:
         if not links.ready:
             return "(analysing…)"
-        return chain_text([trace.name(r) for r in links.chain_of(row)])
+        return fit_chain([trace.name(r) for r in links.chain_of(row)], width)
     around = links.ancestors(row)
     return visible(trace.name(around[0])) if around else ""
 
@@ -83,6 +103,7 @@ class OccurrenceList:
     name: str
     rows: np.ndarray
     table: list[tuple[str, str, str, str, str]]  # #, start, duration, lane, launched by
+    full: list[str] = field(default_factory=list)  # each listed row's whole launch chain
 
     @property
     def title(self) -> str:
@@ -93,20 +114,35 @@ class OccurrenceList:
 
 
 def occurrence_list(
-    trace: Trace, links: LinkLookup, name: str, lanes: str = "all", cap: int = LIST_CAP
+    trace: Trace,
+    links: LinkLookup,
+    name: str,
+    lanes: str = "all",
+    cap: int = LIST_CAP,
+    width: int | None = None,
 ) -> OccurrenceList:
     """The list for ``name``: start (from the trace start), duration, lane and
-    launching op of the first ``cap`` occurrences."""
+    launching op of the first ``cap`` occurrences; in a list ``width`` cells wide the
+    chain gets what the other columns leave (``fit_chain``)."""
     rows = occurrences(trace, name, lanes)
     origin = trace.start_ns
-    table = [
+    shown = rows[:cap].tolist()
+    cells = [
         (
             str(i + 1),
             "+" + fmt_ns(float(trace.ts_ns[r] - origin)),
             fmt_ns(float(trace.dur_ns[r])),
             lane_text(trace, r),
-            launcher_text(trace, links, r),
         )
-        for i, r in enumerate(rows[:cap].tolist())
+        for i, r in enumerate(shown)
     ]
-    return OccurrenceList(name, rows, table)
+    room = None
+    if width is not None and cells:
+        used = sum(max(len(c[k]) for c in cells) for k in range(4))
+        room = max(width - used - LIST_CHROME, 24)
+    full = [launcher_text(trace, links, r) for r in shown]
+    table = [
+        (*c, f if room is None or len(f) <= room else launcher_text(trace, links, r, room))
+        for c, r, f in zip(cells, shown, full, strict=True)
+    ]
+    return OccurrenceList(name, rows, table, full)

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.markup import escape
 from textual.screen import ModalScreen
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from tui.keymap import bindings
 from tui.occurrences import OccurrenceList
@@ -32,6 +32,7 @@ class OccurrencesScreen(ModalScreen[int | None]):
         border: round $primary; background: $surface; padding: 0 1;
     }
     #occurrences-table { height: 1fr; }
+    #occurrences-chain { height: auto; color: $text-muted; }
     """
 
     BINDINGS = bindings("occurrences")  # z, esc (tui/keymap.py); ⏎ is the table's own
@@ -52,9 +53,17 @@ class OccurrencesScreen(ModalScreen[int | None]):
                 table.add_row(*(Text(c, justify="right" if t in _RIGHT else "left")
                                 for t, c in cells), key=str(i))  # fmt: skip
             yield table
+            yield Static(id="occurrences-chain")
 
     def on_mount(self) -> None:
         self.query_one(DataTable).focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The highlighted occurrence's whole launch chain under the table (the
+        column shows what fits)."""
+        full = self.found.full
+        text = full[event.cursor_row] if 0 <= event.cursor_row < len(full) else ""
+        self.query_one("#occurrences-chain", Static).update(Text(text))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

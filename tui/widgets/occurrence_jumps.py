@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from tui.timeline_model import TimelineModel
     from tui.widgets.timeline_view import TimelineView
 
+LIST_WIDTH = 140
+"""The list's widest (``OccurrencesScreen``'s max-width): its launch chains fit in it."""
 CONTEXT = 4.0
 """A jump from the list shows the occurrence over a fifth of the window, centred."""
 
@@ -58,7 +60,9 @@ class OccurrenceJumps:
         message.stop()
         if self.session is None or self.model is None:
             return
-        found = occurrence_list(self.session.trace, self.model.links, message.name, message.lanes)
+        width = min(self.app.size.width, LIST_WIDTH)  # type: ignore[attr-defined]
+        found = occurrence_list(self.session.trace, self.model.links, message.name,
+                                message.lanes, width=width)  # fmt: skip
         if not len(found.rows):
             self.notify("No events of that name on the timeline", severity="warning", timeout=3)
             return
