@@ -87,3 +87,13 @@ def test_json_text_of_nothing_and_of_odd_names(write_trace):
     listing = [k.as_json() for k in kernels_of(a, instances)]
     assert listing and any(not k["kernels"] for k in listing)
     assert kernels_json(a, instances) == json.dumps(listing, indent=1)
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_gaps_of_every_instance_at_once_equal_one_by_one(path: Path):
+    from profiling.analysis.finding_timing import _all_gaps, _gaps
+
+    a = AnalysedTrace(load_trace(path, use_cache=False))
+    rows = [a.gpu_rows(i) for i in every_instance(a)]
+    assert _all_gaps(a.trace, rows) == [_gaps(a.trace, r) for r in rows]
+    assert _all_gaps(a.trace, rows[::-1][:7]) == [_gaps(a.trace, r) for r in rows[::-1][:7]]

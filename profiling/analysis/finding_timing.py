@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 
-from profiling.analysis.finding_rules import limit
+from profiling.analysis.finding_rules import MAX_EVIDENCE, limit
 from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
 from profiling.analysis.units import fmt_ns
 from profiling.trace.model import Kind, Trace
@@ -88,7 +88,7 @@ def launch_bound(ctx: RegionContext) -> list[Finding]:
 
 def _gaps(trace: Trace, rows: np.ndarray) -> tuple[float, float, int, float]:
     """(idle ns, span ns, row after the largest gap, largest gap ns) of one instance's
-    GPU rows."""
+    GPU rows (the reference for ``_all_gaps``)."""
     if rows.size < 2:
         return 0.0, float(trace.dur_ns[rows].sum()) if rows.size else 0.0, -1, 0.0
     order = np.argsort(trace.ts_ns[rows], kind="stable")
@@ -100,18 +100,64 @@ def _gaps(trace: Trace, rows: np.ndarray) -> tuple[float, float, int, float]:
     return float(gaps.sum()), float(reach[-1] - start[0]), int(rows[k + 1]), float(gaps[k])
 
 
+def _all_gaps(trace: Trace, row_lists: list[np.ndarray]) -> list[tuple[float, float, int, float]]:
+    """``_gaps`` of every instance at once (each instance's rows in GPU start order):
+    a running maximum per instance is one ``maximum.accumulate`` once each instance's
+    ends are lifted above the previous instance's."""
+    n = len(row_lists)
+    lengths = np.array([r.shape[0] for r in row_lists], dtype=np.int64)
+    rows = np.concatenate(row_lists).astype(np.int64) if n else np.zeros(0, np.int64)
+    if rows.shape[0] == 0:
+        return [(0.0, 0.0, -1, 0.0)] * n
+    seg = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    start = trace.ts_ns[rows].astype(np.int64)
+    if np.any((np.diff(start) < 0) & (seg[1:] == seg[:-1])):
+        return [_gaps(trace, r) for r in row_lists]  # not in start order: the plain way
+    end = start + trace.dur_ns[rows]
+    base = int(start.min())
+    width = int((end - base).max()) + 1
+    if n * width >= 1 << 62:
+        return [_gaps(trace, r) for r in row_lists]
+    lift = seg * width
+    reach = np.maximum.accumulate(end - base + lift) - lift + base
+    inner = np.flatnonzero(np.arange(rows.shape[0]) != first[seg])  # positions 1.. of each
+    gap = np.maximum(start[inner] - reach[inner - 1], 0)
+    owner = seg[inner]
+    idle = np.zeros(n, dtype=np.int64)
+    np.add.at(idle, owner, gap)
+    biggest = np.full(n, -1, dtype=np.int64)
+    np.maximum.at(biggest, owner, gap)
+    at_max = np.flatnonzero(gap == biggest[owner])
+    owners, firsts = np.unique(owner[at_max], return_index=True)
+    after = np.full(n, -1, dtype=np.int64)
+    after[owners] = rows[inner[at_max[firsts]]]
+    last = first + lengths - 1
+    top = len(rows) - 1
+    span = np.where(lengths > 1, reach[np.clip(last, 0, top)] - start[np.clip(first, 0, top)], 0)
+    out = []
+    for k, size in enumerate(lengths.tolist()):
+        if size < 2:
+            out.append((0.0, float(trace.dur_ns[row_lists[k]].sum()) if size else 0.0, -1, 0.0))
+        else:
+            out.append((float(idle[k]), float(span[k]), int(after[k]), float(biggest[k])))
+    return out
+
+
 def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
     """The GPU idles between the region's own events for a large share of its span."""
     if not ctx.has_gpu:
         return []
     t = ctx.trace
-    stats = [(v, *_gaps(t, ctx.gpu_rows(v))) for v in ctx.instances]
+    gaps = _all_gaps(t, [ctx.gpu_rows(v) for v in ctx.instances])
+    stats = [(v, *g) for v, g in zip(ctx.instances, gaps, strict=True)]
     idle = sum(s[1] for s in stats) / len(stats)
     share = sum(s[1] / s[2] for s in stats if s[2]) / len(stats)
     if share < GAP_MIN_SHARE or idle < GAP_MIN_US * 1e3:
         return []
+    after_gaps = [(v, row, gap) for v, _, _, row, gap in stats if row >= 0]
     rows = [ctx.evidence(row, v, f"GPU idle {fmt_ns(gap)} before this")
-            for v, _, _, row, gap in stats if row >= 0]
+            for v, row, gap in after_gaps[:MAX_EVIDENCE]]  # the evidence kept
     late, known = _late_launches(ctx, [(row, gap) for _, _, _, row, gap in stats if row >= 0])
     if known and late == known:
         detail = ("after the longest gap of each instance, the next event's launch call began "
@@ -123,9 +169,9 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
                   "other than the host (another stream, an event, a dependency)")
         suggestion = "look at what the stream waits on in the timeline (other streams, events)"
     else:
-        detail = (f"in {late} of {len(rows)} instances the next event's launch call began once "
-                  "the GPU was idle (the host was late); the other gaps' launches were issued "
-                  "earlier or are not in the trace")
+        detail = (f"in {late} of {len(after_gaps)} instances the next event's launch call "
+                  "began once the GPU was idle (the host was late); the other gaps' launches "
+                  "were issued earlier or are not in the trace")
         suggestion = ("for the host-late gaps: fuse the small kernels (torch.compile) or use a "
                       "CUDA graph; for the others, look at what the stream waits on")
     return [Finding(
