@@ -151,3 +151,20 @@ async def test_findings_view_of_a_job_leads_with_the_straggler(tmp_path: Path) -
         pane = app.panes[0]
         await _wait(pilot, lambda: pane.view == "timeline", "the timeline")
         assert pane.session.job.rank_of_row(pane.model.selected).rank == 2
+
+
+async def test_focus_rank_folds_the_other_ranks(tmp_path: Path) -> None:
+    app = _app(straggler_job(tmp_path, slow=1))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await _wait(pilot, lambda: _ready(app), "the job to load")
+        await pilot.press("8")
+        await _wait(pilot, lambda: bool(app.query(RanksView)) and
+                    app.query_one(RanksView).data is not None, "the ranks report")
+        app.query_one("#ranks-table", DataTable).focus()
+        await pilot.press("down", "down", "f")  # rank 2
+        pane = app.panes[0]
+        await _wait(pilot, lambda: pane.view == "timeline", "the timeline")
+        job, folds = pane.session.job, pane.model.folds
+        mine = set(range(*job.ranks[2].groups))
+        assert folds.groups_folded == set(range(len(pane.session.trace.groups))) - mine
+        assert job.rank_of_row(pane.model.selected).rank == 2

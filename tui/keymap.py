@@ -295,10 +295,10 @@ _PICKER = (
         True, "q", palette=False),
 )
 
-_RANKS = (
-    Key("ranks", "↑ / ↓", "move in the table: ranks above, stragglers below (tab)"),
+_RANKS = (  # ↑/↓ move in a table, tab to the stragglers' (as in every table)
     Key("ranks", "⏎ / z", "show on the timeline: a rank's first GPU event, or the\n"
         "straggler's instance on its slowest rank", "z", "zoom", "Show on timeline", True),
+    Key("ranks", "f", "the rank alone on the timeline", "f", "focus_rank", "Focus the rank"),
 )
 
 KEYS: tuple[Key, ...] = _RANKS + (

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState
 
 from tui.guard import ReportsErrors
+from tui.job_session import job_of
 from tui.keymap import bindings
 from tui.names import visible
 from tui.ranks_data import (
@@ -144,6 +145,37 @@ class RanksView(ReportsErrors, RemembersTableFocus, Vertical):
             return
         t0 = int(trace.ts_ns[row])
         self.post_message(RegionsView.ZoomTo(t0, t0 + max(int(trace.dur_ns[row]), 1), row))
+
+    def action_focus_rank(self) -> None:
+        """The highlighted rank alone on the timeline: its CPU and GPU groups open, every
+        other rank's groups folded (⏎ on a group opens it again), the view on its span."""
+        data, model = self.data, self._model()
+        job = job_of(self.session)
+        if data is None or model is None or job is None:
+            self.notify("Focus needs a job of several ranks", severity="warning", timeout=3)
+            return
+        table = self.query_one("#ranks-table", DataTable)
+        r = job.ranks[min(max(table.cursor_row, 0), len(job.ranks) - 1)]
+        mine = range(*r.groups)
+        groups = model.trace.groups
+        model.folds.groups_folded = {g.index for g in groups
+                                     if g.index not in mine or g.kind == "other"}
+        model.rebuild()
+        trace, lo, hi = model.trace, *r.rows
+        row = data.jump_rows[job.ranks.index(r)]
+        if hi <= lo or row < 0:
+            return
+        t0 = int(trace.ts_ns[lo:hi].min())
+        t1 = int((trace.ts_ns[lo:hi] + trace.dur_ns[lo:hi]).max())
+        self.post_message(RegionsView.ZoomTo(t0, max(t1, t0 + 1), row))
+
+    def _model(self) -> Any:
+        """The timeline model of the pane this view is in (the pane owns it)."""
+        for node in self.ancestors:
+            model = getattr(node, "model", None)
+            if model is not None and hasattr(model, "folds"):
+                return model
+        return None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_zoom()
