@@ -24,6 +24,7 @@ _DARK_KINDS = {
     "kind-other": "#555555",
     "kind-text": "#f0f0f0",
     "kind-empty": "#15181c",
+    "kind-linked": "#26c6da",  # linked to the selection (tui/link_marks.py): a hue no kind has
 }
 _LIGHT_KINDS = {
     "kind-cpu": "#a9c8ec",
@@ -36,6 +37,7 @@ _LIGHT_KINDS = {
     "kind-other": "#cccccc",
     "kind-text": "#111111",
     "kind-empty": "#fafafa",
+    "kind-linked": "#4dd0e1",
 }
 
 DARK = Theme(

@@ -22,7 +22,7 @@ _VARIABLES = {
     "timeline--runtime": "kind-runtime", "timeline--kernel": "kind-kernel",
     "timeline--memcpy": "kind-memcpy", "timeline--memset": "kind-memset",
     "timeline--python": "kind-python", "timeline--other": "kind-other",
-    "timeline--selected": "warning", "timeline--linked": "accent",
+    "timeline--selected": "warning", "timeline--linked": "kind-linked",
 }  # fmt: skip
 
 
@@ -36,7 +36,8 @@ def sample_styles(app: App) -> dict[str, Style]:
     variables = app.get_css_variables()
     out = {}
     for cls, var in _VARIABLES.items():
-        fg = "#000000" if var == "warning" else variables.get("kind-text", "#ffffff")
+        dark_text = var in ("warning", "kind-linked")  # light backgrounds
+        fg = "#000000" if dark_text else variables.get("kind-text", "#ffffff")
         bg = variables.get(var)
         out[cls] = Style.parse(f"{fg} on {bg}") if bg else Style(reverse=True)
     return out
