@@ -43,12 +43,12 @@ def decode_instances(trace: Trace, arrays: Arrays) -> list[RegionInstance]:
     if table.ndim != 2 or table.shape[1] != len(_INSTANCE_INTS):
         raise ValueError("instance table of the wrong shape")
     row_col = _INSTANCE_INTS.index("row")
-    strings, name_id = trace.strings, trace.name_id
-    out = []
-    for values in table.tolist():
-        name = strings[int(name_id[values[row_col]])]
-        out.append(RegionInstance(name, group_name(name), *values))
-    return out
+    strings = trace.strings
+    named = {i: (strings[i], group_name(strings[i]))  # each distinct name once
+             for i in np.unique(trace.name_id[table[:, row_col]]).tolist()}
+    ids = trace.name_id[table[:, row_col]].tolist()
+    return [RegionInstance(*named[i], *values) for i, values in zip(ids, table.tolist(),
+                                                                    strict=True)]
 
 
 def _encode_ops(ops: OpTree) -> tuple[Arrays, Any]:
