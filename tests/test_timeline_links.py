@@ -280,3 +280,21 @@ def test_ancestors_equal_the_row_by_row_walk(path):
     rows = np.flatnonzero(trace.kind != Kind.FLOW)
     for row in rows[:: max(1, rows.size // 3000)].tolist():
         assert links.ancestors(row) == _ancestors_walk(trace, row), row
+
+
+def test_a_launch_left_of_the_window_draws_from_the_edge():
+    m = _model()
+    t = m.trace
+    mc = _first(t, Kind.MEMCPY)
+    call = m.links.launch_of(mc)
+    m.select(mc)
+    t0, t1 = m.rel(mc)
+    assert m.rel(call)[1] < t0  # the copy runs after its call returned
+    m.viewport.show(t0 - (t1 - t0) * 0.2, t1)  # the copy on screen, its call not
+    vp = m.viewport
+    assert m.rel(call)[0] < vp.start
+    a, b = row_of(t, m.where, call), row_of(t, m.where, mc)
+    conn = connectors(m.link_set, t, m.where, vp.start, vp.ns_per_cell, vp.width,
+                      (0, len(m.rows)), m.origin)  # fmt: skip
+    assert all(conn[r][0] == VERTICAL for r in range(a + 1, b))  # at the left edge
+    assert conn[b][0] == DOWN_END and ARROW_RIGHT in conn[b].values()

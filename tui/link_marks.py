@@ -7,6 +7,8 @@ event it enqueued, like Perfetto's flow arrows: a vertical line of box-drawing
 glyphs (``│``) in the column of the launch, on the rows between the two, then
 (one link) along the GPU row to the event (``└──►``), drawn in empty cells (a
 vertical line also through a wide box, in its colour) so it never hides an event.
+A launch off the window's edge (a kernel runs well after its call returned) is
+drawn at the edge, so a zoomed-in kernel still shows where its launch is.
 
 Cost: ``link_set`` runs once per selection (a few numpy ops over the selected
 op's GPU events; the timeline model caches it), never per frame.  Per frame,
@@ -31,6 +33,9 @@ _NONE = np.zeros(0, dtype=np.int64)
 MERGED_ABOVE = 4
 """Past this many marked events per cell of a row, the row's marks are drawn from
 their union (``LaneMarks.busy``) instead of event by event."""
+EDGE_LINKS = 4096
+"""Up to this many links, one whose GPU event is in the window is drawn though its
+launch is off the window (at the window's edge)."""
 MAX_CONNECTOR_COLUMNS = 512
 """Connectors drawn per frame at most (distinct columns); past it the links in the
 window are sampled evenly (a zoomed-out op of 100,000 kernels is a solid band)."""
@@ -211,6 +216,43 @@ def row_of(trace: Trace, where: dict[tuple, int], row: int) -> int:
     return -1 if found is None else found
 
 
+def _in_window(ls: LinkSet, trace: Trace, t0: float, t1: float, origin: int) -> np.ndarray:
+    """Indices of the links to draw: those launched inside the window and, while
+    the selection has at most ``EDGE_LINKS`` links, those whose GPU event is
+    inside it though the launch is not (the GPU queue delay puts most launches
+    far to the left of their kernels).  Sampled evenly past the cap."""
+    lo = int(np.searchsorted(ls.src_ts, t0, side="left"))
+    hi = int(np.searchsorted(ls.src_ts, t1, side="left"))
+    cap = MAX_CONNECTOR_COLUMNS * 8
+    if ls.src.size <= EDGE_LINKS:
+        d0 = (trace.ts_ns[ls.dst] - origin).astype(np.float64)
+        d1 = d0 + trace.dur_ns[ls.dst]
+        return np.flatnonzero(((ls.src_ts >= t0) & (ls.src_ts < t1)) | ((d1 >= t0) & (d0 < t1)))
+    if hi - lo > cap:  # never a pass over millions of links a frame
+        return np.unique(np.linspace(lo, hi - 1, cap).astype(np.int64))
+    return np.arange(lo, hi)
+
+
+def _along(target: dict[int, str], col: int, d0: int, step: int, width: int) -> None:
+    """One link's piece on the GPU event's row: from the launch column along to the
+    event (``└──►``, or ``┘`` and ``◄`` when the event starts left of it); an
+    event off the window's edge gets the arrow at the edge."""
+    if d0 > col + 1:
+        target[col] = DOWN_END if step > 0 else UP_END
+        end = min(d0 - 1, width - 1)
+        for c in range(col + 1, end):
+            target[c] = HORIZONTAL
+        target[end] = ARROW_RIGHT
+    elif d0 < col - 1:
+        target[col] = DOWN_END_LEFT if step > 0 else UP_END_LEFT
+        end = max(d0 + 1, 0)
+        for c in range(end + 1, col):
+            target[c] = HORIZONTAL
+        target[end] = ARROW_LEFT
+    else:
+        target.setdefault(col, ARROW_DOWN if step > 0 else ARROW_UP)
+
+
 def connectors(
     ls: LinkSet,
     trace: Trace,
@@ -221,28 +263,22 @@ def connectors(
     visible: tuple[int, int],
     origin: int,
 ) -> dict[int, dict[int, str]]:
-    """Screen row -> {cell: glyph} of the connectors whose both ends are on the
-    screen rows ``visible`` (first, stop) and whose launch is in the window.
-    The widget draws a glyph only where its cell is empty."""
+    """Screen row -> {cell: glyph} of the connectors whose both rows are among the
+    screen rows ``visible`` (first, stop) and whose launch or GPU event is in the
+    window (a launch off the window's edge draws at the edge).  The widget draws a
+    glyph only where its cell is empty (or a vertical one through a wide box)."""
     out: dict[int, dict[int, str]] = {}
     if not ls.src.size or width <= 0:
         return out
-    t1 = t0 + ns_per_cell * width
-    lo = int(np.searchsorted(ls.src_ts, t0, side="left"))
-    hi = int(np.searchsorted(ls.src_ts, t1, side="left"))
-    if lo >= hi:
+    idx = _in_window(ls, trace, t0, t0 + ns_per_cell * width, origin)
+    if not idx.size:
         return out
-    cap = MAX_CONNECTOR_COLUMNS * 8
-    if hi - lo > cap:  # sampled evenly: never a pass over millions of links a frame
-        idx = np.unique(np.linspace(lo, hi - 1, cap).astype(np.int64))
-    else:
-        idx = np.arange(lo, hi)
-    cols = np.floor((ls.src_ts[idx] - t0) / ns_per_cell).astype(np.int64)
+    cols = np.clip(np.floor((ls.src_ts[idx] - t0) / ns_per_cell), 0, width - 1).astype(np.int64)
     src, dst = ls.src[idx], ls.dst[idx]
     # one connector per (source row, target row, column)
     src_key = trace.lane[src].astype(np.int64) * 65536 + trace.depth[src].astype(np.int64)
     dst_key = trace.lane[dst].astype(np.int64)
-    key = (src_key * (len(trace.lanes) + 1) + dst_key) * (width + 2) + np.clip(cols, -1, width)
+    key = (src_key * (len(trace.lanes) + 1) + dst_key) * (width + 2) + cols
     _, first = np.unique(key, return_index=True)
     first = np.sort(first)[:MAX_CONNECTOR_COLUMNS]
     single = first.size == 1
@@ -255,19 +291,9 @@ def connectors(
         for r in range(a + step, b, step):
             out.setdefault(r, {})[col] = VERTICAL
         target = out.setdefault(b, {})
-        d0 = int(np.floor((float(trace.ts_ns[dst[k]] - origin) - t0) / ns_per_cell))
-        if single and d0 > col + 1:
-            target[col] = DOWN_END if step > 0 else UP_END
-            for c in range(col + 1, min(d0 - 1, width)):
-                target[c] = HORIZONTAL
-            if d0 - 1 < width:
-                target[d0 - 1] = ARROW_RIGHT
-        elif single and d0 < col - 1:
-            target[col] = DOWN_END_LEFT if step > 0 else UP_END_LEFT
-            for c in range(max(d0 + 1, 0), col):
-                target[c] = HORIZONTAL
-            if d0 + 1 >= 0:
-                target[d0 + 1] = ARROW_LEFT
+        if single:
+            d0 = (float(trace.ts_ns[dst[k]] - origin) - t0) / ns_per_cell
+            _along(target, col, int(np.clip(np.floor(d0), -1, width + 1)), step, width)
         else:
             target.setdefault(col, ARROW_DOWN if step > 0 else ARROW_UP)
     return out
