@@ -259,7 +259,8 @@ def mask_rebuilt(ctx: RegionContext) -> list[Finding]:
     parent: tuple[int, ...] = ()
     built: set[int] = set()  # name ids of the triu/tril ops found
     helpers: set[str] = set()  # the ops that make the mask (ones, tril, where, ...)
-    for v in ctx.instances:
+    for k in _mask_hits(ctx, build_ids, kernel_ids):  # the instances to look at closely
+        v = ctx.instances[k]
         ops = ctx.op_rows(v)
         launches = ctx.launches(v)
         builders = ops[np.isin(t.name_id[ops], build_ids)].tolist()
@@ -289,6 +290,25 @@ def mask_rebuilt(ctx: RegionContext) -> list[Finding]:
     builder_names = {t.strings[i] for i in (built or kernel_ids)}
     by_math = any(t.name(op) in _MATH_BACKEND for op in parent)
     return [_mask_finding(ctx, tuple(sorted(hit)), rows, helpers | builder_names, by_math)]
+
+
+def _mask_hits(ctx: RegionContext, build_ids: list[int], kernel_ids: set[int]) -> list[int]:
+    """Positions of the instances with a mask-building op or kernel, found with one
+    mask over every instance's rows (the rule then reads only those)."""
+    t = ctx.trace
+    cpu = [ctx.cpu_rows(v) for v in ctx.instances]
+    gpu = [ctx.gpu_rows(v) for v in ctx.instances]
+    hits = np.zeros(len(ctx.instances), dtype=bool)
+    for lists, ids, kind in ((cpu, build_ids, int(Kind.CPU_OP)), (gpu, list(kernel_ids), -1)):
+        if not ids or not lists:
+            continue
+        rows = np.concatenate(lists).astype(np.int64)
+        owner = np.repeat(np.arange(len(lists)), [r.shape[0] for r in lists])
+        found = np.isin(t.name_id[rows], ids)
+        if kind >= 0:
+            found &= t.kind[rows] == kind
+        hits[owner[found]] = True
+    return np.flatnonzero(hits).tolist()
 
 
 def _mask_finding(ctx: RegionContext, hit: tuple[int, ...], rows: list[EvidenceRow],

@@ -73,8 +73,8 @@ def launch_bound(ctx: RegionContext) -> list[Finding]:
     if not gpu_avg or cpu_avg <= gpu_avg:
         return []
     hit = tuple(v.index for v, c, g in zip(ctx.instances, cpu, gpu, strict=True) if c > g)
-    rows = [ctx.evidence(v.row, v, f"CPU {fmt_ns(c)}, GPU {fmt_ns(g)}")
-            for v, c, g in zip(ctx.instances, cpu, gpu, strict=True)]
+    rows = [ctx.evidence(v.row, v, f"CPU {fmt_ns(c)}, GPU {fmt_ns(g)}")  # the evidence kept
+            for v, c, g in zip(ctx.instances[:MAX_EVIDENCE], cpu, gpu, strict=False)]
     return [Finding(
         id="launch-bound", severity="low", region=ctx.region, instances=hit,
         title=f"launch-bound: {fmt_ns(cpu_avg)} of CPU per instance for {fmt_ns(gpu_avg)} of GPU",
@@ -243,7 +243,7 @@ def odd_instances(ctx: RegionContext) -> list[Finding]:
             detail=", ".join(f"#{v.index}: {fmt_ns(x)}" for v, x in far),
             evidence=limit([ctx.evidence(v.row, v,
                                          f"{basis} {fmt_ns(x)} vs median {fmt_ns(median)}")
-                            for v, x in far]),
+                            for v, x in far[:MAX_EVIDENCE]]),
             suggestion="exclude warm-up instances (profiler schedule warmup) and check for "
                        "contention or clock changes",
         ))
