@@ -28,8 +28,16 @@ SMALL = ["--batch", "2", "--heads", "4", "--seq", "512", "--head-dim", "64", "--
 def captured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cuda_job")
     assert main(["capture", "--nproc", "2", "--device", "cuda", "--variant", "sdpa_flash",
-                 "--variant", "ring", "--out", str(out), *SMALL]) == 0
+                 "--variant", "ring", "--variant", "sdpa_cp", "--out", str(out), *SMALL]) == 0
     return out
+
+
+def test_torch_context_parallel_ran_or_said_why_not(captured: Path) -> None:
+    entry = read_json(captured / "manifest.json")["variants"]["sdpa_cp"]
+    if entry["status"] == "skipped":  # a torch without context_parallel: said, not failed
+        assert "context_parallel" in entry["reason"]
+    else:
+        assert entry["status"] == "ok" and entry["notes"]["local_seq"] == 256  # S/N = 512/2
 
 
 def test_nccl_job_both_ranks_ok(captured: Path) -> None:
