@@ -286,3 +286,14 @@ def test_a_chain_that_does_not_fit_keeps_what_launched_it():
     assert fit_chain(names, 40) == "… › aten::copy_ › cudaMemcpyAsync"
     assert fit_chain(names, 20) == "… › cudaMemcpyAsync"
     assert len(fit_chain(names, 10)) == 10
+
+
+async def test_g_with_the_gpu_lane_hidden_and_o_without_a_selection_say_what_to_do():
+    app = AttnTuiApp([str(NAIVE)], theme="attn-dark")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("G", "x", "G", "o")
+        messages = [n.message for n in app._notifications]
+        assert any("X restores" in m for m in messages)
+        assert any("Select an event first" in m for m in messages)
+        assert not isinstance(app.screen, OccurrencesScreen)
