@@ -95,7 +95,7 @@ def gpu_sparkline(region: Region, width: int = SPARK_CELLS) -> str:
     return sparkline(times, width) if any(times) else ""
 
 
-INSTANCE_WINDOW = 600
+INSTANCE_WINDOW = 200
 """Instances in the Regions view's instance table at a time (all of them up to this)."""
 _MARGIN = 40
 """The window moves when the cursor comes this close to one of its ends."""
