@@ -294,7 +294,7 @@ def test_gloo_collectives_are_host_ranges_and_count_in_busy(tmp_path: Path) -> N
     assert not [s for s in report.stragglers if s.region.startswith("gloo:")]
 
 
-@pytest.mark.parametrize("command", ["stats", "table", "kernels", "findings", "slices"])
+@pytest.mark.parametrize("command", ["stats", "table", "kernels", "slices"])
 def test_one_trace_commands_on_a_job_folder_say_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:

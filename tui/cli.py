@@ -72,6 +72,7 @@ DEBUG_HELP = "show the traceback of an error (works before or after the subcomma
 PATHS_HELP = ("a trace (.json or .json.gz), or a folder of traces (a capture folder opens "
               "in its manifest's order); key_averages oracles and manifests are skipped")
 PATH_HELP = "a trace (.json or .json.gz), or a folder holding one trace"
+PATH_OR_JOB_HELP = PATH_HELP + "; or a job: its folder or its rank traces"
 OPEN_PATHS_HELP = PATHS_HELP + "; none: pick from the traces in the current folder"
 
 
@@ -160,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     _diff_parser(sub)
 
     p = sub.add_parser("findings", help="what an expert would point out, with evidence")
-    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p.add_argument("paths", nargs="+", metavar="PATH", help=PATH_OR_JOB_HELP)  # --align: ranks
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the findings as JSON")
     fmt.add_argument("--markdown", action="store_true", help="print the findings as Markdown")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.findings import EvidenceRow, Finding, TraceFindings, trace_findings
-from profiling.analysis.job_report import with_job_findings
+from profiling.analysis.findings import EvidenceRow, Finding, TraceFindings
+from profiling.analysis.job_findings import findings_of
 from profiling.trace.model import Trace
 from tui.fmt import fmt_ns
 from tui.links import chain_text
@@ -25,8 +25,8 @@ EVIDENCE_COLUMNS = ("event", "kind", "inst", "start", "duration", "launched by",
 
 def find(analysed: AnalysedTrace) -> TraceFindings:
     """The trace's findings (its attention regions, else its profiler steps); a job's
-    straggler findings first (``job_report.with_job_findings``)."""
-    return with_job_findings(trace_findings(analysed), analysed)
+    straggler findings first, then each rank's, titled by rank (``job_findings``)."""
+    return findings_of(analysed)
 
 
 def finding_cells(f: Finding, title_limit: int = 72) -> tuple[str, ...]:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.collectives import Collective, job_collectives, wait_by_rank
-from profiling.analysis.finding_types import Finding, TraceFindings
+from profiling.analysis.finding_types import Finding
 from profiling.analysis.job import Loader, RankInfo, load_all, rank_info_of
-from profiling.analysis.job_merge import Job, job_of_trace, job_path, load_job, merge_ranks
+from profiling.analysis.job_merge import Job, job_path, load_job, merge_ranks
 from profiling.analysis.rank_breakdown import rank_breakdown
 from profiling.analysis.stragglers import MIN_EXCESS, Straggle, straggler_findings, stragglers
 
@@ -57,16 +57,3 @@ def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock") -> 
     info = rank_info_of(paths[0], trace.metadata) or RankInfo(paths[0], 0, None, "")
     return merge_ranks([trace], [info], [0], job_path(paths), alignment, "one trace")
 
-
-def with_job_findings(result: TraceFindings, analysed: AnalysedTrace) -> TraceFindings:
-    """``result`` (a merged trace's findings) with its job's straggler findings first;
-    a plain trace's unchanged."""
-    job = job_of_trace(analysed.trace)
-    if job is None or len(job.ranks) < 2:
-        return result
-    found = job_report(job, analysed).findings
-    if not found:
-        return result
-    notes = (*result.notes, f"{len(found)} straggler finding{'s' if len(found) > 1 else ''} "
-             f"across the job's {len(job.ranks)} ranks")
-    return replace(result, findings=(*found, *result.findings), notes=notes)

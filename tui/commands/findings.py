@@ -1,16 +1,22 @@
-"""``attn-tui findings PATH [--json | --markdown]``: what an expert would point out.
+"""``attn-tui findings PATH... [--json | --markdown]``: what an expert would point out.
 
 The findings come from ``profiling.analysis.findings`` (plain dataclasses the
 TUI's Findings panel renders too).  ``--json`` prints ``{path, regions,
 findings, notes}`` with every finding's evidence rows (trace ``row`` numbers
 the TUI jumps to); ``--markdown`` a list for an issue or a PR; otherwise Rich
 text.  Names are data: always ``Text`` or escaped, never markup.
+
+A job (its folder, or its rank traces) gives its straggler findings first, then
+each rank's own, labelled by rank (``profiling.analysis.job_findings``): the
+JSON object gains ``job`` and a ``rank`` per finding (null: about the whole job);
+the text and Markdown title each rank's findings ``rank 3 · ...``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
@@ -19,7 +25,10 @@ def run(args: argparse.Namespace) -> int:
     from profiling.analysis.findings import trace_findings
     from tui.loading import load_for_command
 
-    result = trace_findings(AnalysedTrace(load_for_command(args.path, args)))
+    paths: list[str] = list(getattr(args, "paths", None) or [args.path])
+    if len(paths) > 1:
+        return _run_job(args, paths)
+    result = trace_findings(AnalysedTrace(load_for_command(paths[0], args)))
     if args.json:
         sys.stdout.write(json.dumps(result.as_json(), indent=1, allow_nan=False, default=str))
         sys.stdout.write("\n")
@@ -27,6 +36,43 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(markdown(result))
     else:
         _print(result)
+    return 0
+
+
+def _run_job(args: argparse.Namespace, paths: list[str]) -> int:
+    """Several traces: the ranks of one job (``job_findings``), else one clear line.
+    The heads are read first, so a capture folder is refused before anything loads."""
+    from profiling.analysis.job import group_paths
+    from profiling.analysis.job_findings import job_findings
+    from profiling.analysis.job_merge import job_path
+    from profiling.analysis.job_report import load_ranks
+    from profiling.errors import AttnTuiError
+    from tui.loading import load_for_command
+    from tui.names import visible
+
+    if len(group_paths(paths)) != 1:
+        shown = ", ".join(os.path.basename(p) for p in paths[:4]) + (", ..." if len(paths) > 4
+                                                                      else "")
+        raise AttnTuiError(f"holds {len(paths)} traces ({shown}) that are not the ranks of one "
+                           "job; this command reads one trace or one job", job_path(paths),
+                           "name one of them, or give the folder to 'attn-tui compare', 'open' "
+                           "or 'ranks' (a job's ranks)")
+    if not getattr(args, "no_cache", False):  # big ranks parsed in processes of their own
+        from profiling.analysis.job_index import index_in_processes
+
+        index_in_processes(paths)
+    job = load_ranks(paths, lambda p: load_for_command(p, args), args.align)
+    for line in job.trace.warnings:  # a rank that could not be read: said, not fatal
+        if line.endswith("(left out of the job)"):
+            print(f"attn-tui findings: {visible(line)}", file=sys.stderr)
+    found = job_findings(job)
+    if args.json:
+        sys.stdout.write(json.dumps(found.as_json(), indent=1, allow_nan=False, default=str))
+        sys.stdout.write("\n")
+    elif args.markdown:
+        sys.stdout.write(markdown(found.labelled(), found.header))
+    else:
+        _print(found.labelled(), found.header)
     return 0
 
 
@@ -47,14 +93,17 @@ def _plain(text: str) -> str:
     return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
-def markdown(result: object) -> str:
-    """Findings as a Markdown list: title, detail, suggestion and the evidence rows."""
+def markdown(result: object, job: str = "") -> str:
+    """Findings as a Markdown list: title, detail, suggestion and the evidence rows
+    (``job``: a job's header line, under the title)."""
     from profiling.analysis.findings import TraceFindings
     from tui.fmt import fmt_time
     from tui.names import short_name
 
     assert isinstance(result, TraceFindings)
     lines = [f"## Findings: {_md(result.path)}", ""]
+    if job:
+        lines += [_plain(job), ""]
     if result.regions:
         lines.append("Regions examined: " + ", ".join(_md(r) for r in result.regions))
         lines.append("")
@@ -81,7 +130,7 @@ def markdown(result: object) -> str:
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
 
 
-def _print(result: object) -> None:
+def _print(result: object, job: str = "") -> None:
     from rich.console import Console
     from rich.text import Text
 
@@ -97,6 +146,8 @@ def _print(result: object) -> None:
     if result.regions:
         head.append("  regions: " + ", ".join(visible(r) for r in result.regions))
     console.print(head)
+    if job:
+        console.print(Text(visible(job)))
     for note in result.notes:
         console.print(Text(visible(note), style="dim"))
     for f in result.findings:

@@ -118,8 +118,9 @@ def add_parser(sub) -> None:  # noqa: ANN001 - argparse's subparsers action
     p.add_argument("--json", action="store_true",
                    help="print one JSON object per rank, in rank order (README: JSON output)")
     _common(p, cache=True)
-    opener = sub.choices.get("open")  # open takes the same choice for a job's tab
-    if opener is not None:
-        opener.add_argument("--align", choices=("clock", "step"), default="clock",
-                            help="a job's ranks on one time axis by the traces' clocks, or "
-                                 "on each rank's first ProfilerStep (default: %(default)s)")
+    for name in ("open", "findings"):  # they take the same choice for a job
+        other = sub.choices.get(name)
+        if other is not None:
+            other.add_argument("--align", choices=("clock", "step"), default="clock",
+                               help="a job's ranks on one time axis by the traces' clocks, or "
+                                    "on each rank's first ProfilerStep (default: %(default)s)")
