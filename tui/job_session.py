@@ -113,3 +113,34 @@ def fold_for_job(model: Any) -> None:
     model.folds.lanes_open.clear()
     model.folds.groups_folded |= {g.index for g in model.trace.groups if g.kind == "other"}
     model.rebuild()
+
+
+def fold_rank(model: Any) -> str:
+    """Fold (or unfold) every process group of the rank the cursor is in (a
+    ``TimelineModel``): its host process, its GPU, its other groups, from any of
+    their rows; the cursor lands on the rank's first header.  Unfolding leaves the
+    groups with neither CPU nor GPU work folded, as a job opens.  '' when the
+    cursor is on no rank; a plain trace says ``c`` folds its process."""
+    job = job_of_trace(model.trace)
+    if job is None:
+        return ""
+    spec = model.cursor_spec
+    if spec is None or spec.kind == "pins" or spec.group < 0:
+        return ""
+    rank = next((r for r in job.ranks if r.groups[0] <= spec.group < r.groups[1]), None)
+    if rank is None:
+        return ""
+    mine = set(range(*rank.groups))
+    folded = model.folds.groups_folded
+    fold = not mine <= folded
+    if fold:
+        folded |= mine
+    else:
+        folded -= {g for g in mine if model.trace.groups[g].kind != "other"}
+    model.rebuild()
+    header = ("group", rank.groups[0], -1, None)
+    model.cursor = next((i for i, s in enumerate(model.rows) if s.key == header), model.cursor)
+    n = len(mine)
+    return (f"{'folded' if fold else 'unfolded'} rank {rank.rank} "
+            f"({n} process group{'s' if n != 1 else ''}; R again "
+            f"{'unfolds' if fold else 'folds'})")

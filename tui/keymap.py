@@ -61,12 +61,9 @@ SECTIONS: dict[str, str] = {
 """View id -> its heading in the help and the README (and its palette prefix)."""
 
 PALETTE_PREFIX = {
-    "ranks": "Ranks",
     "app": "", "timeline": "Timeline", "details": "Details", "range": "Range", "regions": "Regions",
-    "occurrences": "Occurrences",
-    "ops": "Ops",
+    "occurrences": "Occurrences", "ops": "Ops", "ranks": "Ranks", "picker": "Picker",
     "compare": "Compare", "findings": "Findings", "query": "Query", "diff": "Diff",
-    "picker": "Picker",
 }  # fmt: skip
 
 _APP = (
@@ -173,6 +170,8 @@ _TIMELINE = (
     Key("timeline", "c", "fold / unfold the whole process the cursor is in; a\n"
         "folded row: busy share per cell (▁▃█), events, busy %", "c", "fold_process",
         "Fold / unfold the process"),
+    Key("timeline", "R", "fold / unfold the whole rank the cursor is in (a job:\n"
+        "its host process and its GPU together)", "R", "fold_rank", "Fold / unfold the rank"),
     Key("timeline", "links", "a selected kernel marks its launch call and op; an op\n"
         "marks the GPU work it launched; │└─► joins launch\nand kernel where both are on screen"),
     Key("timeline", "L", "legend: what each colour, letter and glyph means\n"

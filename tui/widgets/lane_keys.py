@@ -46,6 +46,16 @@ class LaneKeys:
         """``c``: fold or unfold the whole process the cursor is in."""
         self._say(self.model.fold_process(), "Move the cursor onto a process or one of its lanes")
 
+    def action_fold_rank(self) -> None:
+        """``R``: fold or unfold every process group of the rank the cursor is in (a job)."""
+        from profiling.analysis.job_merge import job_of_trace
+        from tui.job_session import fold_rank
+
+        otherwise = ("Move the cursor onto a rank's process or one of its lanes"
+                     if job_of_trace(self.model.trace) is not None
+                     else "R folds a rank of a job; this is one trace (c folds its process)")
+        self._say(fold_rank(self.model), otherwise)
+
     def action_occurrences(self) -> None:
         """``o``: list every event named as the selected one (on its kind of lane)."""
         model = self.model
