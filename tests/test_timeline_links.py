@@ -4,6 +4,9 @@ launch chain everywhere; fit on an annotation takes its GPU work (item 5)."""
 
 from __future__ import annotations
 
+import shutil
+import time
+
 import numpy as np
 import pytest
 
@@ -298,3 +301,43 @@ def test_a_launch_left_of_the_window_draws_from_the_edge():
                       (0, len(m.rows)), m.origin)  # fmt: skip
     assert all(conn[r][0] == VERTICAL for r in range(a + 1, b))  # at the left edge
     assert conn[b][0] == DOWN_END and ARROW_RIGHT in conn[b].values()
+
+
+@pytest.mark.tmux
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_connector_reads_without_colour_in_a_real_terminal():
+    """Under NO_COLOR=1 in tmux: search the Memcpy (selected), zoom out; the
+    connector from its launch comes down by glyph (│) through the GPU's header row,
+    which holds no event, and the row under it to the copy's row."""
+    from tests.test_tmux_open import SAMPLE, Terminal, _command
+
+    if not SAMPLE.exists():
+        pytest.skip("needs sample_traces/naive.json.gz")
+    term = Terminal("links", 140, 45)
+    term.start(_command(SAMPLE, "NO_COLOR=1 TERM=xterm-256color"))
+    label = 30  # label cells at 140 columns (tui.widgets.timeline.label_width)
+
+    def connector_cols() -> list[int]:
+        lines = term.screen().splitlines()
+        header = next((i for i, line in enumerate(lines) if "▾ GPU 0" in line), -1)
+        if header < 0 or header + 2 >= len(lines):
+            return []
+        below = lines[header + 1]
+        return [c for c, ch in enumerate(lines[header]) if c >= label and ch == VERTICAL
+                and c < len(below) and below[c] == VERTICAL]  # fmt: skip
+
+    try:
+        term.wait_for("1 Timeline", "stream", "attn_fwd", timeout=30)
+        term.send("/")
+        term.wait_for("Search")
+        term.send("Memcpy DtoD", "Enter")
+        term.wait_for("match 'Memcpy DtoD'")
+        term.send("f", "s", "s", "s")
+        start = time.monotonic()
+        while not connector_cols():
+            assert time.monotonic() - start < 20, term.screen()
+            time.sleep(0.2)
+        term.send("q")
+        term.wait_for("ATTN_TUI_EXIT=0", timeout=15)
+    finally:
+        term.close()
