@@ -197,3 +197,14 @@ def test_parts_stored_by_other_code_are_not_read(write_trace, tmp_path, monkeypa
     monkeypatch.setattr(analysis_store, "code_digest", lambda: "edited")
     assert AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions.instances
     assert calls.get("find_regions") == 1
+
+
+def test_decoded_instances_are_frozen_region_instances(write_trace, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = write_trace(many_events(3))
+    want = AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions.instances
+    got = AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions.instances
+    assert got == want and got and all(type(i) is type(want[0]) for i in got)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got[0].index = 7  # type: ignore[misc]
+    assert hash(got[0]) == hash(want[0]) and dataclasses.replace(got[0], index=7).index == 7

@@ -10,7 +10,7 @@ import pytest
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, kernels_of
-from profiling.analysis.kernels_json import kernels_json
+from profiling.analysis.kernels_json import kernels_json, kernels_json_parts
 from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution, launch_chain
 from profiling.trace.loader import load_trace
 from profiling.trace.model import NO_ID, Kind
@@ -63,6 +63,7 @@ def test_batch_equals_the_walk_and_json_text_equals_dumps(path: Path):
     want = json.dumps(listing, indent=1, allow_nan=False)
     assert kernels_json(a, instances) == want
     assert kernels_json(a, instances[:1]) == json.dumps(listing[:1], indent=1)
+    assert "".join(kernels_json_parts(a, instances, per=2)) == want  # in pieces
 
 
 def test_json_text_of_nothing_and_of_odd_names(write_trace):

@@ -38,7 +38,7 @@ def group_name(name: str) -> str:
     return STEP_GROUP if name.startswith(STEP_PREFIX) else name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a 1 GB trace has 76,800 of them
 class RegionInstance:
     """One annotation slice and the GPU events launched from inside it.
 

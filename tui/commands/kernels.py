@@ -51,9 +51,10 @@ def run(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)  # once the listing is sure: errors stay one line
     if args.json:  # the text json.dumps(indent=1) gives, written from columns (fast)
-        from profiling.analysis.kernels_json import kernels_json
+        from profiling.analysis.kernels_json import kernels_json_parts
 
-        sys.stdout.write(kernels_json(analysis, selected))
+        for part in kernels_json_parts(analysis, selected):
+            sys.stdout.write(part)
         sys.stdout.write("\n")
         return 0
     listing = kernels_of(analysis, selected)
