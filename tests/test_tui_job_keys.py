@@ -65,3 +65,51 @@ async def test_R_on_one_trace_says_what_it_is_for(tmp_path: Path) -> None:
         await pilot.pause()
         assert (set(model.folds.groups_folded), len(model.rows)) == before
         assert any("this is one trace" in str(n.message) for n in app._notifications)
+
+
+def _skewed(folder: Path) -> list[str]:
+    """Two ranks whose clocks are 5 ms apart and whose first steps are 40 µs apart."""
+    s0 = [Step(100, 300, [Gpu("k0", 150, 50)]), Step(300, 500, [Gpu("k1", 350, 50)])]
+    s1 = [Step(140, 340, [Gpu("k0", 190, 50)]), Step(340, 540, [Gpu("k1", 390, 50)])]
+    return [write(folder / "r0.json", rank_doc(0, 2, s0, base_ns=1_000_000_000)),
+            write(folder / "r1.json", rank_doc(1, 2, s1, base_ns=1_005_000_000))]
+
+
+def _steps(trace) -> list[int]:
+    return [int(trace.ts_ns[i]) for i in range(len(trace)) if trace.name(i) == "ProfilerStep#1"]
+
+
+async def test_alignment_changes_from_the_ranks_view_and_the_palette(tmp_path: Path) -> None:
+    from textual.widgets import Static
+
+    from tui.widgets.ranks_view import RanksView
+
+    app = _app(_skewed(tmp_path))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await _wait(pilot, lambda: _ready(app), "the job to load")
+        pane = app.panes[0]
+        old = pane.session
+        a, b = _steps(old.trace)
+        assert b - a == 5_040_000  # on the clocks
+        pane.model.folds.groups_folded.add(0)
+        await pilot.press("8")
+        await _wait(pilot, lambda: bool(app.query(RanksView)) and
+                    app.query_one(RanksView).data is not None, "the ranks report")
+        await pilot.press("a")
+        await _wait(pilot, lambda: pane.session is not old and pane.session.analysed,
+                    "the job aligned on steps")
+        job = pane.session.job
+        assert job.alignment == "step" and len(set(_steps(pane.session.trace))) == 1
+        assert _steps(old.trace) == [a, b]  # the old session's trace is untouched
+        status = str(pane.query_one("#status", Static).render())
+        assert "aligned on first ProfilerStep of each rank" in status
+        assert 0 in pane.model.folds.groups_folded  # the folds kept
+        await _wait(pilot, lambda: pane.view == "ranks" and app.query_one(RanksView).data
+                    is not None and "first ProfilerStep" in app.query_one(RanksView).data.header,
+                    "the ranks report again")
+        step = pane.session
+        app.run_in_view("ranks", "align")  # as the palette's "Ranks: Switch the alignment"
+        await _wait(pilot, lambda: pane.session is not step and pane.session.analysed,
+                    "the job back on its clocks")
+        assert pane.session.job.alignment == "clock" and _steps(pane.session.trace) == [a, b]
+        assert "aligned on clock" in str(pane.query_one("#status", Static).render())

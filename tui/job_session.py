@@ -144,3 +144,19 @@ def fold_rank(model: Any) -> str:
     return (f"{'folded' if fold else 'unfolded'} rank {rank.rank} "
             f"({n} process group{'s' if n != 1 else ''}; R again "
             f"{'unfolds' if fold else 'folds'})")
+
+
+def realigned_session(session: Any, alignment: str) -> JobSession:
+    """A job's session with its ranks on another time axis (``job_align.realign``):
+    the same key and file state, a new analysis (run it with ``Session.analyse``).
+    Runs off the UI thread: it copies the time column of every rank."""
+    from profiling.analysis.job_align import realign
+
+    job = job_of(session)
+    if job is None:
+        raise ValueError("not a job")
+    new = realign(job, alignment)
+    if new is job:
+        return session  # type: ignore[no-any-return]
+    return JobSession(session.path, AnalysedTrace(new.trace), job=new,
+                      file_state=session.file_state)

@@ -298,13 +298,12 @@ _RANKS = (  # ↑/↓ move in a table, tab to the stragglers' (as in every table
     Key("ranks", "⏎ / z", "show on the timeline: a rank's first GPU event, or the\n"
         "straggler's instance on its slowest rank", "z", "zoom", "Show on timeline", True),
     Key("ranks", "f", "the rank alone on the timeline", "f", "focus_rank", "Focus the rank"),
+    Key("ranks", "a", "align the ranks on each one's first ProfilerStep, or\n"
+        "again on the clock (the status line says which)", "a", "align", "Switch the alignment"),
 )
 
-KEYS: tuple[Key, ...] = _RANKS + (
-    _APP + _TIMELINE + _DETAILS + _RANGE + _OCCURRENCES
-    + _REGIONS + _OPS + _COMPARE + _FINDINGS + _DIFF
-    + _PICKER + _QUERY
-)
+KEYS: tuple[Key, ...] = (_RANKS + _APP + _TIMELINE + _DETAILS + _RANGE + _OCCURRENCES + _REGIONS
+                         + _OPS + _COMPARE + _FINDINGS + _DIFF + _PICKER + _QUERY)
 
 
 def help_rows(view: str) -> list[Key]:

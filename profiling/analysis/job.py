@@ -183,11 +183,19 @@ def align_offsets(traces: Sequence[Trace], alignment: str) -> tuple[list[int], s
         raise AttnTuiError(f"unknown alignment {alignment!r}", "--align",
                            "use " + " or ".join(ALIGNMENTS))
     bases = [base_ns(t.metadata) for t in traces]
+    steps = [first_step_ns(t) for t in traces] if alignment != "clock" else []
+    return offsets_of(bases, steps, alignment)
+
+
+def offsets_of(bases: Sequence[int], steps: Sequence[int | None],
+               alignment: str) -> tuple[list[int], str]:
+    """``align_offsets`` from each rank's ``baseTimeNanoseconds`` and first step
+    start on its own clock (``steps`` unused for ``clock``)."""
+    bases = list(bases)
     clock = ("clock: baseTimeNanoseconds + ts" if any(bases)
              else "clock: the traces' timestamps")
     if alignment == "clock":
         return bases, clock
-    steps = [first_step_ns(t) for t in traces]
     known = [i for i, s in enumerate(steps) if s is not None]
     if not known:
         return bases, clock + " (no ProfilerStep to align on)"
@@ -195,8 +203,8 @@ def align_offsets(traces: Sequence[Trace], alignment: str) -> tuple[list[int], s
     target = bases[ref] + int(steps[ref])  # type: ignore[arg-type]
     offsets = [target - int(s) if s is not None else b for s, b in zip(steps, bases, strict=True)]
     note = "first ProfilerStep of each rank"
-    if len(known) < len(traces):
-        note += f" ({len(traces) - len(known)} ranks without one: by clock)"
+    if len(known) < len(steps):
+        note += f" ({len(steps) - len(known)} ranks without one: by clock)"
     return offsets, note
 
 

@@ -169,6 +169,15 @@ class RanksView(ReportsErrors, RemembersTableFocus, Vertical):
         t1 = int((trace.ts_ns[lo:hi] + trace.dur_ns[lo:hi]).max())
         self.post_message(RegionsView.ZoomTo(t0, max(t1, t0 + 1), row))
 
+    def action_align(self) -> None:
+        """``a``: the job's ranks on the other alignment (clock ⇄ first ProfilerStep),
+        re-merged by the pane (``tui.widgets.job_alignment``)."""
+        for node in self.ancestors:
+            realign = getattr(node, "realign", None)
+            if callable(realign):
+                realign()
+                return
+
     def _model(self) -> Any:
         """The timeline model of the pane this view is in (the pane owns it)."""
         for node in self.ancestors:

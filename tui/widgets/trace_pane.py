@@ -28,6 +28,7 @@ from tui.search import Query, QueryError, find, next_match, parse_query
 from tui.session import Session, error_line, load_session
 from tui.timeline_model import TimelineModel
 from tui.widgets.findings_view import FindingsView
+from tui.widgets.job_alignment import RealignsJob
 from tui.widgets.occurrence_jumps import OccurrenceJumps
 from tui.widgets.ops_view import OpsView
 from tui.widgets.ranks_view import RanksView
@@ -64,7 +65,7 @@ def progress_text(stage: str, fraction: float, size: int) -> str:
     return f"{stage} …"
 
 
-class TracePane(ReportsErrors, OccurrenceJumps, Vertical):  # OccurrenceJumps: the list, n/N
+class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; realign: a job
     """Owns one ``Session`` and its views; ``state`` is loading, ready or error."""
 
     class Settled(Message):

@@ -1,0 +1,110 @@
+"""A job's tab placed on another time axis (clock ⇄ first ProfilerStep) while open.
+
+Mixed into ``TracePane``: ``realign`` re-merges the job on a daemon thread
+(``tui.job_session.realigned_session``: the ranks' times shifted, nothing read
+again), then the pane takes the new session: its views are built again from it,
+the timeline keeps its folds, pins and selection (rows are the same rows), and
+the analysis runs again after the first frame.  The status line's job header
+says which alignment is in force.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from textual.widgets import ContentSwitcher
+
+from tui.job_session import fold_for_job, job_of, realigned_session
+from tui.rows import Folds
+from tui.session import error_line
+from tui.timeline_model import TimelineModel
+
+if TYPE_CHECKING:
+    from tui.session import Session
+
+ALIGNMENT_WORDS = {"clock": "the traces' clocks", "step": "each rank's first ProfilerStep"}
+
+
+class RealignsJob:
+    """``realign``: the pane's job on another alignment, re-merged off the UI thread."""
+
+    session: Session | None
+    model: TimelineModel | None
+    view: str
+    realigning: str = ""  # the alignment being computed, '' when none
+
+    if TYPE_CHECKING:
+
+        def _post(self, fn: Any, *args: Any) -> None: ...
+        def _make_view(self, view: str) -> Any: ...
+        def show_view(self, view: str) -> None: ...
+        def _start_analysis(self) -> None: ...
+        def _update_status(self) -> None: ...
+        def query_one(self, *args: Any) -> Any: ...
+        def notify(self, message: str, **kwargs: Any) -> None: ...
+
+    def realign(self, alignment: str | None = None) -> None:
+        """Align the job's ranks on ``alignment`` (None: the other one of clock / step)."""
+        job = job_of(self.session)
+        if job is None or len(job.ranks) < 2:
+            self.notify("Alignment is for a job of several ranks; this is one trace",
+                        severity="warning", timeout=4, markup=False)
+            return
+        if self.realigning:
+            self.notify(f"Already aligning on {ALIGNMENT_WORDS[self.realigning]} …", timeout=3,
+                        markup=False)
+            return
+        target = alignment or ("step" if job.alignment == "clock" else "clock")
+        self.realigning = target
+        self.notify(f"Aligning {len(job.ranks)} ranks on {ALIGNMENT_WORDS[target]} …",
+                    timeout=3, markup=False)
+        session = self.session
+        threading.Thread(target=self._realign, args=(session, target), daemon=True,
+                         name="attn-tui realign").start()
+
+    def _realign(self, session: Session, alignment: str) -> None:
+        try:
+            new = realigned_session(session, alignment)
+        except Exception as exc:  # noqa: BLE001 - one line, the old alignment stays
+            self._post(self._realign_failed, error_line(exc))
+            return
+        self._post(self._adopt, new)
+
+    def _realign_failed(self, line: str) -> None:
+        self.realigning = ""
+        self.notify(f"Could not align the ranks again: {line}", severity="error", timeout=8,
+                    markup=False)
+
+    async def _adopt(self, session: Session) -> None:
+        """Take ``session`` (the same job, re-aligned) in place of the pane's own."""
+        self.realigning = ""
+        if session is self.session:
+            self.notify("Already aligned that way", timeout=3, markup=False)
+            return
+        old = self.model
+        switcher = self.query_one("#views", ContentSwitcher)
+        for child in list(switcher.children):
+            if child.id not in ("loading", "error", "analysing"):
+                await child.remove()
+        self.session = session
+        model = TimelineModel(session.trace, session.links)
+        if old is None:
+            fold_for_job(model)
+        else:  # the same rows and lanes: keep what the user folded, pinned, selected
+            f = old.folds
+            model.folds = Folds(set(f.groups_folded), set(f.lanes_open), list(f.pinned),
+                                set(f.hidden))
+            model.rebuild()
+            model.cursor = min(old.cursor, max(len(model.rows) - 1, 0))
+            if old.selected >= 0:
+                model.select(old.selected)
+        self.model = model
+        timeline = self._make_view("timeline")
+        timeline.display = False
+        await switcher.mount(timeline)
+        self.show_view(self.view)
+        job = job_of(session)
+        if job is not None:
+            self.notify(f"Ranks aligned on {job.alignment_note}", timeout=4, markup=False)
+        self.call_after_refresh(self._start_analysis)  # type: ignore[attr-defined]
