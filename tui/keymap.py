@@ -299,7 +299,8 @@ _RANKS = (  # ↑/↓ move in a table, tab to the stragglers' (as in every table
         "straggler's instance on its slowest rank", "z", "zoom", "Show on timeline", True),
     Key("ranks", "f", "the rank alone on the timeline", "f", "focus_rank", "Focus the rank"),
     Key("ranks", "a", "align the ranks on each one's first ProfilerStep, or\n"
-        "again on the clock (the status line says which)", "a", "align", "Switch the alignment"),
+        "again on the clock (the status line says which)", "a", "align", "Switch the alignment",
+        True, short="Align"),
 )
 
 KEYS: tuple[Key, ...] = (_RANKS + _APP + _TIMELINE + _DETAILS + _RANGE + _OCCURRENCES + _REGIONS
