@@ -9,6 +9,7 @@ names are not stored, they are the trace's own strings at the instance's row.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,8 @@ _LINK_FIELDS = tuple(f.name for f in dataclasses.fields(Links))
 
 
 def encode_instances(instances: list[RegionInstance]) -> Arrays:
-    table = np.array([[getattr(i, f) for f in _INSTANCE_INTS] for i in instances],
+    fields = operator.attrgetter(*_INSTANCE_INTS)  # one C call per instance
+    table = np.array([fields(i) for i in instances],
                      dtype=np.int64).reshape(len(instances), len(_INSTANCE_INTS))
     return {"instances": table}
 

@@ -293,10 +293,13 @@ def _spans(
         return g_start, g_end
     starts = trace.ts_ns[gpu]
     ends = starts + trace.dur_ns[gpu]
-    # reduceat needs strictly valid offsets: use it on non-empty slices only.
+    # The slices may overlap (a step holds its attn_fwd): reduce over their
+    # concatenation, where each non-empty one is a run that reduceat can cut.
     idx = np.flatnonzero(nonempty)
-    g_start[idx] = [int(starts[a:b].min()) for a, b in zip(lo[idx], hi[idx], strict=True)]
-    g_end[idx] = [int(ends[a:b].max()) for a, b in zip(lo[idx], hi[idx], strict=True)]
+    pos = concat_ranges(lo[idx], hi[idx])
+    cuts = np.concatenate(([0], np.cumsum(hi[idx] - lo[idx])[:-1]))
+    g_start[idx] = np.minimum.reduceat(starts[pos], cuts)
+    g_end[idx] = np.maximum.reduceat(ends[pos], cuts)
     return g_start, g_end
 
 
