@@ -35,6 +35,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
+class _SubcommandParser(_Parser):
+    """A subcommand's parser: its PATHs may come after options, as people type them
+    (``compare a.json --region r b.json``); plain argparse took ``a.json`` alone and
+    refused ``b.json`` as an unrecognized argument."""
+
+    _intermixed = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        if self._intermixed:  # the two passes of parse_known_intermixed_args
+            return super().parse_known_args(args, namespace)
+        self._intermixed = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixed = False
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -108,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Explore PyTorch profiler traces of attention in the terminal.",
     )
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubcommandParser,
                                 help="one of these ('attn-tui COMMAND --help' for its options)")
     sub.required = True
     _capture_parser(sub)
