@@ -38,3 +38,17 @@ def test_unknown_option_still_refused_after_intermixed_paths() -> None:
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args(["compare", "a.json", "--bogus", "b.json"])
     assert exc.value.code == 2
+
+
+SAMPLE = "sample_traces/naive.json.gz"
+
+
+def test_ranks_on_one_trace_names_the_file(capsys) -> None:
+    """``attn-tui ranks sample_traces/naive.json.gz`` headed its table with the folder
+    (``.../sample_traces: one trace (rank 0) ...``): the job path of a one-trace job was
+    the folder of its one file, not the file."""
+    from tui.cli import main
+
+    assert main(["ranks", SAMPLE, "--no-cache"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(f"{SAMPLE}: one trace"), first

@@ -16,7 +16,7 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.collectives import Collective, job_collectives, wait_by_rank
 from profiling.analysis.finding_types import Finding
 from profiling.analysis.job import Loader, RankInfo, load_all, rank_info_of
-from profiling.analysis.job_merge import Job, job_path, load_job, merge_ranks
+from profiling.analysis.job_merge import Job, load_job, merge_ranks
 from profiling.analysis.rank_breakdown import rank_breakdown
 from profiling.analysis.stragglers import MIN_EXCESS, Straggle, straggler_findings, stragglers
 
@@ -55,5 +55,6 @@ def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock") -> 
         return load_job(paths, load, alignment)
     (trace,) = load_all(paths, load)
     info = rank_info_of(paths[0], trace.metadata) or RankInfo(paths[0], 0, None, "")
-    return merge_ranks([trace], [info], [0], job_path(paths), alignment, "one trace")
+    # the file itself names a one-trace job (job_path gives the folder of several)
+    return merge_ranks([trace], [info], [0], paths[0], alignment, "one trace")
 
