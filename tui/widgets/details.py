@@ -102,7 +102,7 @@ class Details(ReportsErrors, ScrollView, can_focus=True):
         else:
             options = console.options.update_width(width)
             lines = Segment.split_and_crop_lines(console.render(self._text, options), width,
-                                                 pad=False)
+                                                 pad=False, include_new_lines=False)
             self._lines = [Strip(line) for line in lines]
         self._wrapped_at = width
         self.virtual_size = Size(width, len(self._lines))

@@ -1,0 +1,27 @@
+"""Bugs a demanding new user met in the TUI (QA smoke in tmux), one test each."""
+
+from __future__ import annotations
+
+from tests.conftest import SAMPLE_TRACES
+from tui.app import AttnTuiApp
+from tui.widgets.details import Details
+
+from .test_tui_pilot import wait_loaded
+
+NAIVE = SAMPLE_TRACES / "naive.json.gz"
+
+
+async def test_details_hint_lines_hold_no_newline():
+    """At 80x24 the 'No event selected' hint wraps to two lines; each screen line kept
+    the newline that split it (Segment.split_and_crop_lines includes it by default), so
+    the terminal moved the cursor mid-frame and a stale '───' stayed on the screen."""
+    app = AttnTuiApp([str(NAIVE)], theme="attn-dark")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.pause()
+        details = app.query_one(Details)
+        assert details.model is not None and details.model.selected < 0
+        lines = [details.render_line(y) for y in range(details.size.height)]
+        assert "No event selected" in "".join(line.text for line in lines)
+        for line in lines:
+            assert "\n" not in line.text, repr(line.text)
