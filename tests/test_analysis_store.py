@@ -208,3 +208,32 @@ def test_decoded_instances_are_frozen_region_instances(write_trace, tmp_path, mo
     with pytest.raises(dataclasses.FrozenInstanceError):
         got[0].index = 7  # type: ignore[misc]
     assert hash(got[0]) == hash(want[0]) and dataclasses.replace(got[0], index=7).index == 7
+
+
+def test_writers_of_one_part_at_once_leave_one_whole_part(write_trace, tmp_path, monkeypatch):
+    """Threads (standing in for processes: the rename is the same) storing one part at
+    once: every save succeeds or steps aside, and what is read is whole and current."""
+    import threading
+
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = write_trace(many_events(6))
+    trace = load_trace(path, min_cache_bytes=0)
+    a = AnalysedTrace(load_trace(path, use_cache=False))
+    arrays = {"instances": np.array([[i.row, i.start_ns] for i in a.regions.instances],
+                                    dtype=np.int64)}
+    assert arrays["instances"].shape[0] > 0
+    results: list[bool] = []
+
+    def save() -> None:
+        results.append(analysis_store.save(trace, "race", arrays, {"n": 1}))
+
+    threads = [threading.Thread(target=save) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results) and len(results) == 8
+    got, doc = analysis_store.load(trace, "race")
+    assert doc == {"n": 1} and np.array_equal(got["instances"], arrays["instances"])
+    leftovers = [p for p in index_of(trace)[0].iterdir() if p.name.startswith(".attn-tui")]
+    assert leftovers == []
