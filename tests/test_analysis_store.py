@@ -237,3 +237,24 @@ def test_writers_of_one_part_at_once_leave_one_whole_part(write_trace, tmp_path,
     assert doc == {"n": 1} and np.array_equal(got["instances"], arrays["instances"])
     leftovers = [p for p in index_of(trace)[0].iterdir() if p.name.startswith(".attn-tui")]
     assert leftovers == []
+
+
+@pytest.mark.parametrize(("part", "column"), [("links", "launch"), ("ops", "parent"),
+                                              ("chains", "ops"), ("regions", "instances"),
+                                              ("copies", "rows"), ("op_dtypes", "rows")])
+def test_a_stored_value_out_of_range_is_recomputed(part, column, tmp_path, monkeypatch):
+    """A bit flip keeps a .npy readable: values that would index outside the trace
+    make the part recomputed, never used."""
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = SAMPLE_TRACES / "naive.json.gz"
+    want = getattr(AnalysedTrace(load_trace(path, use_cache=False)), part)
+    first = AnalysedTrace(load_trace(path, min_cache_bytes=0))
+    getattr(first, part)
+    stored = index_of(first.trace)[0] / f"{analysis_store.PART_PREFIX}{part}" / f"{column}.npy"
+    values = np.load(stored)
+    assert values.size, "nothing to damage"
+    values.reshape(-1)[-1] = 1 << 40
+    np.save(stored, values)
+    calls = builders_counted(monkeypatch)
+    same(getattr(AnalysedTrace(load_trace(path, min_cache_bytes=0)), part), want)
+    assert sum(calls.values()) >= 1  # rebuilt

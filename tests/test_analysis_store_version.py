@@ -34,6 +34,7 @@ FINGERPRINTS = {
     1: "939fb62c547f5f058f25b50fed5e2045bbde106d9b322c8f89e03808e2fc16f9",
     2: "194e971663d3e4c54ae36809b80e8c8d3962a220f0d74a06a7c8a94b44a0916b",  # + op_dtypes
     3: "d548ad7dbf642148800b7136063de09a649b44f7a6b732d515726e2a1053a5f7",  # + findings
+    4: "90b4261d20d2b82a9868a6db0ba4787e6277e71e83e0e7a8b52cbd4368744766",  # + CRC-32 per array
 }
 """ANALYSIS_VERSION -> fingerprint of the stored parts of the reference trace."""
 

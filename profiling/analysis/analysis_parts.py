@@ -50,11 +50,34 @@ def decode_instances(trace: Trace, arrays: Arrays) -> list[RegionInstance]:
     if table.ndim != 2 or table.shape[1] != len(_INSTANCE_INTS):
         raise ValueError("instance table of the wrong shape")
     row_col = _INSTANCE_INTS.index("row")
+    _within(table[:, row_col], 0, len(trace))
+    _within(table[:, _INSTANCE_INTS.index("lane")], 0, len(trace.lanes))
     strings = trace.strings
     named = {i: (strings[i], group_name(strings[i]))  # each distinct name once
              for i in np.unique(trace.name_id[table[:, row_col]]).tolist()}
     ids = trace.name_id[table[:, row_col]].tolist()
     return make_instances([named[i] for i in ids], table)
+
+
+def _within(values: np.ndarray, lo: int, hi: int) -> None:
+    """ValueError unless every value is in [lo, hi): a stored part damaged on disk (a
+    bit flip keeps the file readable) is recomputed, never used to index the trace."""
+    if values.ndim != 1:
+        raise ValueError("not a column")
+    if values.size and (int(values.min()) < lo or int(values.max()) >= hi):
+        raise ValueError("stored values out of range")
+
+
+def _same_length(arrays: Arrays, *names: str) -> None:
+    if len({arrays[n].shape[0] for n in names}) > 1:
+        raise ValueError("stored columns of different lengths")
+
+
+def _pointers(ptr: np.ndarray, total: int, count: int) -> None:
+    """ValueError unless ``ptr`` cuts ``total`` entries into ``count`` runs."""
+    if (ptr.ndim != 1 or ptr.shape[0] != count + 1 or int(ptr[0]) != 0
+            or int(ptr[-1]) != total or bool(np.any(np.diff(ptr) < 0))):
+        raise ValueError("stored run boundaries damaged")
 
 
 def _encode_ops(ops: OpTree) -> tuple[Arrays, Any]:
@@ -63,6 +86,11 @@ def _encode_ops(ops: OpTree) -> tuple[Arrays, Any]:
 
 
 def _decode_ops(trace: Trace, arrays: Arrays, doc: Any) -> OpTree:
+    n = arrays["rows"].shape[0]
+    _within(arrays["rows"], 0, len(trace))
+    _within(arrays["parent"], -1, n)
+    _within(arrays["stop"], 0, n + 1)
+    _same_length(arrays, "rows", "parent", "stop", "depth")
     return OpTree(arrays["rows"], Nesting(arrays["parent"], arrays["stop"], arrays["depth"]))
 
 
@@ -73,6 +101,11 @@ def _encode_links(links: Links) -> tuple[Arrays, Any]:
 def _decode_links(trace: Trace, arrays: Arrays, doc: Any) -> Links:
     if any(arrays[f].shape[0] != len(trace) for f in ("launch", "op", "source")):
         raise ValueError("links of another trace")
+    for f in ("launch", "op"):
+        _within(arrays[f], -1, len(trace))
+    for f in ("gpu_rows", "orphans", "by_launch"):
+        _within(arrays[f], 0, len(trace))
+    _same_length(arrays, "by_launch", "by_launch_lane", "by_launch_ts")
     return Links(**{f: arrays[f] for f in _LINK_FIELDS})
 
 
@@ -117,6 +150,8 @@ def _encode_copies(copies: list[CopyStats]) -> tuple[Arrays, Any]:
 
 def _decode_copies(trace: Trace, arrays: Arrays, doc: Any) -> list[CopyStats]:
     ptr, rows = arrays["ptr"], arrays["rows"]
+    _within(rows, 0, len(trace))
+    _pointers(ptr, rows.shape[0], len(doc))
     return [CopyStats(**d, rows=rows[int(ptr[i]) : int(ptr[i + 1])]) for i, d in enumerate(doc)]
 
 
@@ -125,6 +160,9 @@ def _encode_chains(chains: LaunchChains) -> tuple[Arrays, Any]:
 
 
 def _decode_chains(trace: Trace, arrays: Arrays, doc: Any) -> LaunchChains:
+    _within(arrays["gpu"], 0, len(trace))
+    _within(arrays["ops"], 0, len(trace))
+    _pointers(arrays["ptr"], arrays["ops"].shape[0], arrays["gpu"].shape[0])
     return LaunchChains(arrays["gpu"], arrays["ptr"], arrays["ops"])
 
 
@@ -133,6 +171,9 @@ def _encode_op_dtypes(dt: OpDtypes) -> tuple[Arrays, Any]:
 
 
 def _decode_op_dtypes(trace: Trace, arrays: Arrays, doc: Any) -> OpDtypes:
+    _within(arrays["rows"], 0, len(trace))
+    _within(arrays["family"], -1, 3)
+    _same_length(arrays, "rows", "family", "upcast")
     return OpDtypes(arrays["rows"], arrays["family"], arrays["upcast"])
 
 
