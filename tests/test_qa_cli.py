@@ -52,3 +52,16 @@ def test_ranks_on_one_trace_names_the_file(capsys) -> None:
     assert main(["ranks", SAMPLE, "--no-cache"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith(f"{SAMPLE}: one trace"), first
+
+
+def test_slices_on_a_trace_with_no_time_does_not_blame_options(tmp_path, capsys) -> None:
+    """``attn-tui slices empty.json`` (``{"traceEvents": []}``) said ``--from 0 ns is not
+    before --to 0 ns``: options the user never gave."""
+    from tui.cli import main
+
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"traceEvents": []}')
+    assert main(["slices", str(empty)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--from" not in err[0] and str(empty) in err[0], err
+    assert "spans no time" in err[0]

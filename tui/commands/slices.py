@@ -49,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
         _check_range(start, end, "")  # before loading: a typo should not wait for a big file
     trace = load_for_command(args.path, args)
     span = trace_span_ns(trace)
+    if span <= 0 and start is None and end is None:  # not the options' fault: say so
+        raise AttnTuiError(f"the trace spans no time ({len(trace)} events): nothing to slice",
+                           args.path, "slices needs events that last or lie apart")
     _check_range(0 if start is None else start, span if end is None else end, args.path)
     summary = slice_summary(trace, start, end, args.lanes)
     if args.json:
