@@ -25,3 +25,31 @@ async def test_details_hint_lines_hold_no_newline():
         assert "No event selected" in "".join(line.text for line in lines)
         for line in lines:
             assert "\n" not in line.text, repr(line.text)
+
+
+async def test_esc_in_the_query_field_lets_the_view_keys_work_again():
+    """After 6 the query field has the focus and takes every key: 1 typed '1' into the
+    query, esc did nothing, so a new user could not leave the tab from the keyboard."""
+    import pytest
+
+    pytest.importorskip("duckdb")
+    from textual.widgets import Input, TabbedContent
+
+    from tui.widgets.query_view import QueryView
+
+    app = AttnTuiApp([str(NAIVE)], theme="attn-dark")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.query(QueryView) and isinstance(app.focused, Input):
+                break
+        field = app.query_one(QueryView).query_one(Input)
+        before = field.value
+        assert app.focused is field
+        await pilot.press("escape")
+        await pilot.press("1")
+        await pilot.pause()
+        assert field.value == before
+        assert app.query_one("#files", TabbedContent).active != "query"

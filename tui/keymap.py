@@ -281,7 +281,8 @@ _QUERY = (
         "row with a row column: its event on the timeline (or z)"),
     Key("query", "z", "show the row's event on the timeline", "z", "jump", "Show on timeline",
         True, "z", palette=False, in_help=False),
-    Key("query", "esc", "back to the query field", "escape", "edit", "Edit query", palette=False),
+    Key("query", "esc", "the query field ⇄ the results (there 1-8, ? and q work)", "escape",
+        "edit", "Edit query", palette=False),
 )
 
 _PICKER = (

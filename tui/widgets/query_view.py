@@ -47,6 +47,11 @@ class QueryInput(Input):
         self.history = History()
 
     async def _on_key(self, event: events.Key) -> None:
+        if event.key == "escape":  # out of the field: 1-8, ? and q are keys again
+            event.stop()
+            event.prevent_default()
+            self.query_ancestor(QueryView).table.focus()
+            return
         if event.key in ("up", "down"):
             event.stop()
             event.prevent_default()
