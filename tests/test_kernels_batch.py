@@ -98,3 +98,18 @@ def test_gaps_of_every_instance_at_once_equal_one_by_one(path: Path):
     rows = [a.gpu_rows(i) for i in every_instance(a)]
     assert _all_gaps(a.trace, rows) == [_gaps(a.trace, r) for r in rows]
     assert _all_gaps(a.trace, rows[::-1][:7]) == [_gaps(a.trace, r) for r in rows[::-1][:7]]
+
+
+def test_unique_rows_equals_numpys():
+    import numpy as np
+
+    from profiling.analysis.ranges import unique_rows
+
+    rng = np.random.default_rng(7)
+    for shape, high in (((5000, 6), 9), ((300, 1), 3), ((0, 3), 2), ((4, 0), 2),
+                        ((200, 5), 1 << 40)):  # the last one does not fit: numpy's own
+        m = rng.integers(-1, high, size=shape)
+        want, inverse = np.unique(m, axis=0, return_inverse=True)
+        got, got_inverse = unique_rows(m)
+        assert np.array_equal(got, want) and np.array_equal(got_inverse,
+                                                            np.asarray(inverse).reshape(-1))

@@ -24,6 +24,7 @@ import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
+from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import NO_ID, Kind
 
@@ -119,7 +120,7 @@ def kernel_columns(analysed: AnalysedTrace,
     level = np.arange(batch.chain.shape[0]) - np.repeat(batch.chain_ptr[:-1], lengths)
     names[entry, level] = trace.name_id[batch.chain]
     if rows.shape[0] and width:
-        unique, inverse = np.unique(names, axis=0, return_inverse=True)
+        unique, inverse = unique_rows(names)
     else:  # no event, or no event with a known launch: one empty chain
         unique, inverse = np.full((1, 0), -1), np.zeros(rows.shape[0], dtype=np.int64)
     strings = trace.strings

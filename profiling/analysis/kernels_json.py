@@ -21,6 +21,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, kernel_columns
 from profiling.analysis.launch_chain import ATTRIBUTIONS
+from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import NO_ID
 
@@ -44,7 +45,7 @@ def _event_texts(analysed: AnalysedTrace, rows: np.ndarray, chain: np.ndarray,
                     chain.astype(np.int64), how.astype(np.int64)], axis=1)
     if rows.shape[0] == 0:
         return [], [], np.zeros(0, dtype=np.int64)
-    unique, inverse = np.unique(key, axis=0, return_inverse=True)
+    unique, inverse = unique_rows(key)
     kinds = {int(k): v for k, v in KIND_NAMES.items()}
     strings, dumps = trace.strings, json.dumps
     pre, post = [], []
