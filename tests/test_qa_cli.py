@@ -65,3 +65,11 @@ def test_slices_on_a_trace_with_no_time_does_not_blame_options(tmp_path, capsys)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--from" not in err[0] and str(empty) in err[0], err
     assert "spans no time" in err[0]
+
+
+def test_help_lists_the_view_keys_in_number_order() -> None:
+    """The help (?) and README listed 6, 8, 7: the Ranks row had been added before Diff's."""
+    from tui.keymap import help_rows
+
+    digits = [k.keys for k in help_rows("app") if k.keys.isdigit()]
+    assert digits == sorted(digits), digits

@@ -80,11 +80,11 @@ _APP = (
         "5", "view('findings')", "View: findings"),
     Key("app", "6", "query: SQL (DuckDB) over the open files, as attn-tui sql",
         "6", "query", "View: query"),
-    Key("app", "8", "ranks: a job's ranks side by side, where each rank's GPU\n"
-        "time went, stragglers, collective waits", "8", "view('ranks')", "View: ranks"),
     Key("app", "7", "diff: the first file's kernels against another's, aligned\n"
         "(two or more open; not D: shift+d grows the range)",
         "7", "diff", "View: diff"),
+    Key("app", "8", "ranks: a job's ranks side by side, where each rank's GPU\n"
+        "time went, stragglers, collective waits", "8", "view('ranks')", "View: ranks"),
     Key("app", "/", "search event names (substring; re:<regex> for a regex)",
         "slash", "search", "Search event names", True, "/",
         short="Search"),
