@@ -73,3 +73,21 @@ def test_help_lists_the_view_keys_in_number_order() -> None:
 
     digits = [k.keys for k in help_rows("app") if k.keys.isdigit()]
     assert digits == sorted(digits), digits
+
+
+def test_sql_csv_writes_terminal_escapes_out(tmp_path, capsys) -> None:
+    """``attn-tui sql t.json "select name from events" --csv`` sent a kernel name's raw
+    ``\\x1b[2J`` to the terminal (it cleared the screen); the other formats write it out.
+    Newlines stay: CSV quotes them."""
+    import json as _json
+
+    from tui.cli import main
+
+    pytest.importorskip("duckdb")
+    trace = tmp_path / "esc.json"
+    ev = [{"ph": "X", "cat": "cpu_op", "name": "a\x1b[2Jb\nc", "pid": 1, "tid": 1, "ts": 0,
+           "dur": 5}]
+    trace.write_text(_json.dumps({"traceEvents": ev}))
+    assert main(["sql", str(trace), "select name from events", "--csv", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "a\\x1b[2Jb" in out and '"a\\x1b[2Jb\nc"' in out

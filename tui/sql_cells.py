@@ -53,11 +53,16 @@ def cell_text(value: Any) -> str:
 
 
 def csv_value(value: Any) -> Any:
-    """A value for a CSV cell: lists and structs as JSON text, the rest as they are."""
+    """A value for a CSV cell: lists and structs as JSON text, the rest as they are, but
+    a string's control characters written out as ``visible`` does (a name's ``\x1b[2J``
+    would act on the terminal that shows the CSV); newlines and tabs stay, CSV quotes them."""
     if isinstance(value, (list, tuple, dict)):
         import json
 
         return json.dumps(json_value(value), ensure_ascii=False)
+    if isinstance(value, str):
+        return "\n".join("\t".join(visible(p) for p in line.split("\t"))
+                         for line in value.split("\n"))
     return value
 
 
