@@ -85,8 +85,9 @@ def test_sql_csv_writes_terminal_escapes_out(tmp_path, capsys) -> None:
 
     pytest.importorskip("duckdb")
     trace = tmp_path / "esc.json"
-    ev = [{"ph": "X", "cat": "cpu_op", "name": "a\x1b[2Jb\nc", "pid": 1, "tid": 1, "ts": 0,
-           "dur": 5}]
+    ev = [
+        {"ph": "X", "cat": "cpu_op", "name": "a\x1b[2Jb\nc", "pid": 1, "tid": 1, "ts": 0, "dur": 5}
+    ]
     trace.write_text(_json.dumps({"traceEvents": ev}))
     assert main(["sql", str(trace), "select name from events", "--csv", "--no-cache"]) == 0
     out = capsys.readouterr().out

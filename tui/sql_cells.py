@@ -61,8 +61,9 @@ def csv_value(value: Any) -> Any:
 
         return json.dumps(json_value(value), ensure_ascii=False)
     if isinstance(value, str):
-        return "\n".join("\t".join(visible(p) for p in line.split("\t"))
-                         for line in value.split("\n"))
+        return "\n".join(
+            "\t".join(visible(p) for p in line.split("\t")) for line in value.split("\n")
+        )
     return value
 
 
