@@ -119,10 +119,10 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     w_lane = trace.lane[within].astype(np.int64) if k else np.zeros(0, np.int64)
     w_start = trace.ts_ns[within] if k else np.zeros(0, np.int64)
     w_end = w_start + trace.dur_ns[within] if k else np.zeros(0, np.int64)
-    steps = np.fromiter((s.startswith(STEP_PREFIX) for s in trace.strings), dtype=bool,
-                        count=len(trace.strings))
-    keeps = ((trace.kind[within] == int(Kind.CPU_OP)) & ~steps[trace.name_id[within]]
-             if k else np.zeros(0, dtype=bool))
+    strings = trace.strings  # a step is never part of its own chains (names of the rows only)
+    steps = np.fromiter((strings[i].startswith(STEP_PREFIX) for i in
+                         trace.name_id[within].tolist()), dtype=bool, count=k)
+    keeps = (trace.kind[within] == int(Kind.CPU_OP)) & ~steps if k else np.zeros(0, dtype=bool)
 
     lo, hi = chains.spans(rows) if rows.shape[0] else (np.zeros(0, np.int64),) * 2
     pos = concat_ranges(lo, hi)
