@@ -92,3 +92,26 @@ def test_sql_csv_writes_terminal_escapes_out(tmp_path, capsys) -> None:
     assert main(["sql", str(trace), "select name from events", "--csv", "--no-cache"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "a\\x1b[2Jb" in out and '"a\\x1b[2Jb\nc"' in out
+
+
+@pytest.mark.parametrize("command", ["stats", "compare", "open"])
+def test_an_export_folder_given_as_traces_points_to_sql(tmp_path, capsys, command) -> None:
+    """``attn-tui stats DIR`` on a folder ``export --parquet DIR`` wrote said its
+    ``attn-tui-export.json`` was 'JSON, but not a trace: no traceEvents list': the
+    export's manifest was taken for a trace. It is recognised and the line says to use sql."""
+    import json as _json
+
+    from tui.cli import main
+
+    out = tmp_path / "pq"
+    (out / "naive").mkdir(parents=True)
+    doc = {
+        "format": "attn-tui parquet export",
+        "version": 1,
+        "traces": {"naive": {"path": "x.json", "folder": "naive", "tables": ["events"]}},
+    }
+    (out / "attn-tui-export.json").write_text(_json.dumps(doc))
+    assert main([command, str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a trace" not in err[0], err
+    assert "export" in err[0] and "attn-tui sql" in err[0] and str(out) in err[0], err

@@ -39,7 +39,11 @@ a manifest only up to this size (a manifest is a few kB; a trace can be GBs)."""
 TRACE = "trace"
 ORACLE = "oracle"
 MANIFEST = "manifest"
+EXPORT = "export"
 OTHER = "other"
+EXPORT_FORMAT = "attn-tui parquet export"
+"""``format`` of the manifest ``attn-tui export`` writes (``profiling.sql.export.FORMAT``,
+not imported: that module needs the [sql] extra's engine)."""
 
 _ORACLE_KEYS = frozenset({"key", "device_type", "count"})
 _BOM = b"\xef\xbb\xbf"
@@ -47,6 +51,7 @@ _BOM = b"\xef\xbb\xbf"
 WHAT = {
     ORACLE: "torch's key_averages output, not a trace",
     MANIFEST: "a capture manifest, not a trace",
+    EXPORT: "the manifest of an attn-tui Parquet export, not a trace",
 }
 
 Say = Callable[[str], None]
@@ -81,7 +86,7 @@ def kind_of(path: str) -> str:
         return OTHER
     if b'"traceEvents"' in head:
         return TRACE
-    return MANIFEST if _is_manifest(path, head, complete) else TRACE
+    return _manifest_kind(path, head, complete)
 
 
 def _first_item_is_oracle_row(head: bytes) -> bool:
@@ -97,30 +102,31 @@ def _first_item_is_oracle_row(head: bytes) -> bool:
     return isinstance(first, dict) and _ORACLE_KEYS <= first.keys() and "ph" not in first
 
 
-def _is_manifest(path: str, head: bytes, complete: bool) -> bool:
-    """A JSON object with a ``variants`` table and a manifest marker, and no events."""
+def _manifest_kind(path: str, head: bytes, complete: bool) -> str:
+    """``manifest``: a JSON object with a ``variants`` table and a manifest marker, and
+    no events; ``export``: the manifest ``attn-tui export`` writes; else ``trace``."""
     if complete:
         data = head
     else:
         try:
             if os.path.getsize(path) > MANIFEST_MAX_BYTES:
-                return False
+                return TRACE
             with open(path, "rb") as f:
                 data = f.read()
             if data[:2] == b"\x1f\x8b":
                 data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error):
-            return False
+            return TRACE
     try:
         doc = json.loads(data.decode("utf-8", errors="replace").lstrip("\ufeff"))
     except ValueError:
-        return False
-    return (
-        isinstance(doc, dict)
-        and "traceEvents" not in doc
-        and isinstance(doc.get("variants"), dict)
-        and ("manifest_version" in doc or doc.get("tool") == "attn-tui capture")
-    )
+        return TRACE
+    if not isinstance(doc, dict) or "traceEvents" in doc:
+        return TRACE
+    if doc.get("format") == EXPORT_FORMAT:
+        return EXPORT
+    capture = "manifest_version" in doc or doc.get("tool") == "attn-tui capture"
+    return MANIFEST if capture and isinstance(doc.get("variants"), dict) else TRACE
 
 
 def _natural(name: str) -> list[Any]:
@@ -184,6 +190,8 @@ def not_a_trace(path: str, kind: str, *, many: bool) -> AttnTuiError:
         trace = _beside(path)
         hint = (f"the trace it was computed from is {trace}" if trace
                 else "give the trace it was computed from")
+    elif kind == EXPORT:
+        return _export_error(os.path.dirname(path) or ".")
     else:
         folder = os.path.dirname(path) or "."
         hint = (f"give its folder to read the traces it lists: {folder}" if many
@@ -191,10 +199,17 @@ def not_a_trace(path: str, kind: str, *, many: bool) -> AttnTuiError:
     return AttnTuiError("is " + WHAT[kind], path, hint)
 
 
+def _export_error(folder: str) -> AttnTuiError:
+    return AttnTuiError("is an attn-tui export (Parquet files), not traces", folder,
+                        f'query it: attn-tui sql {folder} "SELECT ..."')
+
+
 def _expand(path: str, say: Say, *, many: bool) -> tuple[list[str], AttnTuiError | None]:
     """One PATH -> its traces, and the error to raise if nothing else is given."""
     if os.path.isdir(path):
         traces = folder_traces(path)
+        if not traces and os.path.isfile(os.path.join(path, "attn-tui-export.json")):
+            return [], _export_error(path)
         if not traces:
             return [], AttnTuiError(
                 "is a directory with no trace in it", path,
