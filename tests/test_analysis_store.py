@@ -258,3 +258,18 @@ def test_a_stored_value_out_of_range_is_recomputed(part, column, tmp_path, monke
     calls = builders_counted(monkeypatch)
     same(getattr(AnalysedTrace(load_trace(path, min_cache_bytes=0)), part), want)
     assert sum(calls.values()) >= 1  # rebuilt
+
+
+def test_stored_parts_count_towards_the_cache_cap(write_trace, tmp_path, monkeypatch):
+    """``attn-tui cache`` and the cap see the parts: they live inside the index entry."""
+    from profiling.trace.cache_store import folder_bytes, list_entries
+
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = write_trace(many_events(4))
+    a = AnalysedTrace(load_trace(path, min_cache_bytes=0))
+    folder = index_of(a.trace)[0]
+    before = folder_bytes(folder)
+    all_parts(a)
+    parts = sum(folder_bytes(p, 0) for p in folder.iterdir() if p.is_dir())
+    assert parts > 0 and folder_bytes(folder) == before + parts
+    assert [e.bytes for e in list_entries()] == [before + parts]
