@@ -53,3 +53,26 @@ async def test_esc_in_the_query_field_lets_the_view_keys_work_again():
         await pilot.pause()
         assert field.value == before
         assert app.query_one("#files", TabbedContent).active != "query"
+
+
+async def test_ranks_view_of_one_trace_says_what_attn_tui_ranks_says(capsys):
+    """8 on one trace showed its row with the rank and device cells empty, where
+    ``attn-tui ranks naive.json.gz`` prints rank 0 on GPU 0."""
+    import json
+
+    from tui.cli import main
+    from tui.widgets.ranks_view import RanksView
+
+    assert main(["ranks", str(NAIVE), "--json", "--no-cache"]) == 0
+    (cli,) = json.loads(capsys.readouterr().out)
+    app = AttnTuiApp([str(NAIVE)], theme="attn-dark")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("8")
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if app.query(RanksView) and app.query_one(RanksView).data is not None:
+                break
+        (row,) = app.query_one(RanksView).data.ranks
+    assert (row["rank"], row["device"]) == (cli["rank"], cli["device"]) == (0, "GPU 0")
+    assert row["span_us"] == cli["span_us"] and row["idle_us"] == cli["idle_us"]

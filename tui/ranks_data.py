@@ -57,8 +57,10 @@ def ranks_data(session: Any) -> RanksData:
     a: AnalysedTrace = session.analysis
     job = job_of(session)
     if job is None:
-        row = {"rank": trace_rank(a.trace.metadata), "device": "", **gpu_breakdown(a.trace),
-               "collective_wait_us": 0.0}
+        rank = trace_rank(a.trace.metadata)  # as attn-tui ranks: rank 0 without one
+        devices = ", ".join(g.label for g in a.trace.groups if g.kind == "gpu") or "CPU"
+        row = {"rank": 0 if rank is None else rank, "device": devices,
+               **gpu_breakdown(a.trace), "collective_wait_us": 0.0}
         return RanksData("one trace, not a job: open a job's folder (or its rank traces) to "
                          "see its ranks side by side", [row],
                          [_first_gpu_row(a, (0, len(a.trace)))])
