@@ -115,3 +115,15 @@ def test_an_export_folder_given_as_traces_points_to_sql(tmp_path, capsys, comman
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a trace" not in err[0], err
     assert "export" in err[0] and "attn-tui sql" in err[0] and str(out) in err[0], err
+
+
+@pytest.mark.parametrize("option", [["--from", "1e400"], ["--to", "99999999999999999999s"]])
+def test_slices_time_too_large_is_a_usage_error(capsys, option) -> None:
+    """``slices --from 1e400`` ended in 'internal error (OverflowError ...)', exit 70."""
+    from tui.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["slices", SAMPLE, *option])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "internal error" not in err[0] and "too large" in err[0], err

@@ -52,7 +52,10 @@ def parse_time_ns(text: str) -> int:
         value = Decimal(match.group(1))
     except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
         raise ValueError(f"cannot read {text!r} as a time") from None
-    return int((value * _UNIT_NS[unit or "us"]).to_integral_value())
+    ns = int((value * _UNIT_NS[unit or "us"]).to_integral_value())
+    if abs(ns) >= 1 << 63:  # the model's int64 nanoseconds (about 292 years)
+        raise ValueError(f"{text!r} is too large a time (at most 9.2e9 s)")
+    return ns
 
 
 @dataclass(frozen=True)
