@@ -127,3 +127,25 @@ def test_slices_time_too_large_is_a_usage_error(capsys, option) -> None:
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "internal error" not in err[0] and "too large" in err[0], err
+
+
+@pytest.mark.parametrize("command", ["kernels", "diff"])
+def test_stderr_notes_write_a_path_s_escapes_out(tmp_path, capsys, command) -> None:
+    """``attn-tui kernels $'e\\x1b[31mvil.json.gz'`` printed its 'no --region given' note
+    with the raw escape (the terminal turned red); errors and stdout already wrote it out.
+    ``diff``'s 'nothing to diff' note did the same."""
+    import json as _json
+
+    from tui.cli import main
+
+    evil = tmp_path / "e\x1b[31mvil.json"
+    ev = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]
+    if command == "kernels":
+        evil.write_bytes(open(SAMPLE, "rb").read())
+        argv = ["kernels", str(evil)]
+    else:  # a base with no region: the note, exit 0
+        evil.write_text(_json.dumps({"traceEvents": ev}))
+        argv = ["diff", str(evil), SAMPLE]
+    assert main([*argv, "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert "no --region given" in err and "\x1b" not in err, repr(err)

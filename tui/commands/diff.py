@@ -47,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
     traces = [AnalysedTrace(load_for_command(p, args)) for p in paths]
     if args.region is None and not choose_regions(traces[0]).names:
         # as kernels does: a trace with no region at all has nothing to list, not an error
-        sys.stderr.write(f"{paths[0]}: no --region given and this trace has no "
+        from tui.names import visible
+
+        sys.stderr.write(f"{visible(paths[0])}: no --region given and this trace has no "
                          "record_function regions: nothing to diff\n")
         if args.json:
             sys.stdout.write("[]\n")

@@ -49,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
             )
         selected = chosen
     if note:
-        print(note, file=sys.stderr)  # once the listing is sure: errors stay one line
+        from tui.names import visible  # the path's control characters written out
+
+        print(visible(note), file=sys.stderr)  # once the listing is sure: errors stay one line
     if args.json:  # the text json.dumps(indent=1) gives, written from columns (fast)
         from profiling.analysis.kernels_json import kernels_json_parts
 
