@@ -76,3 +76,17 @@ async def test_ranks_view_of_one_trace_says_what_attn_tui_ranks_says(capsys):
         (row,) = app.query_one(RanksView).data.ranks
     assert (row["rank"], row["device"]) == (cli["rank"], cli["device"]) == (0, "GPU 0")
     assert row["span_us"] == cli["span_us"] and row["idle_us"] == cli["idle_us"]
+
+
+async def test_a_file_tab_writes_its_name_s_escapes_out(tmp_path):
+    """``attn-tui open $'e\\x1b[31mvil.json.gz'``: the file's tab sent the raw escape to
+    the terminal (the tab bar turned red); the status line already wrote it out."""
+    from textual.widgets import TabbedContent
+
+    evil = tmp_path / "e\x1b[31mvil.json.gz"
+    evil.write_bytes(NAIVE.read_bytes())
+    app = AttnTuiApp([str(evil)], theme="attn-dark")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_loaded(pilot)
+        label = app.query_one("#files", TabbedContent).get_tab("file-0").label
+        assert "\x1b" not in label.plain and "e\\x1b[31mvil" in label.plain, repr(label.plain)

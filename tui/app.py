@@ -19,6 +19,7 @@ from textual.widgets import ContentSwitcher, TabbedContent, TabPane, Tabs
 
 from tui.guard import ReportingApp
 from tui.keymap import bindings
+from tui.names import visible
 from tui.palette import REPLACED_SYSTEM_COMMANDS, palette_commands
 from tui.screen_size import too_small
 from tui.screens.help import HelpScreen
@@ -93,7 +94,7 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
     def compose(self) -> ComposeResult:
         with TabbedContent(id="files"):
             for i, path in enumerate(self.paths):
-                title = Content(os.path.basename(path) or path)
+                title = Content(visible(os.path.basename(path) or path))  # names are data
                 with TabPane(title, id=f"file-{i}"):
                     yield TracePane(
                         path, loader=self.loader, no_cache=self.no_cache, id=f"pane-{i}"
