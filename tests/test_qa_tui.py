@@ -90,3 +90,24 @@ async def test_a_file_tab_writes_its_name_s_escapes_out(tmp_path):
         await wait_loaded(pilot)
         label = app.query_one("#files", TabbedContent).get_tab("file-0").label
         assert "\x1b" not in label.plain and "e\\x1b[31mvil" in label.plain, repr(label.plain)
+
+
+async def test_findings_view_with_nothing_to_point_out_says_it_once():
+    """5 on a trace with no finding read 'Nothing to point out in attn_fwd (nothing to
+    point out)': the analysis' own note repeated the sentence."""
+    from textual.widgets import Static
+
+    from tui.widgets.findings_view import FindingsView
+
+    app = AttnTuiApp([str(SAMPLE_TRACES / "inplace.json.gz")], theme="attn-dark")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("5")
+        text = ""
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if app.query(FindingsView):
+                text = str(app.query_one("#finding-detail", Static).render())
+                if "point out" in text:
+                    break
+        assert text.lower().count("nothing to point out") == 1, text

@@ -126,7 +126,8 @@ class FindingsView(ReportsErrors, RemembersTableFocus, Vertical):
                 Text(cells[4], justify="right"),
                 key=str(i),
             )
-        notes = "; ".join(visible(n) for n in result.notes)
+        notes = "; ".join(visible(n) for n in result.notes
+                          if n != "nothing to point out")  # the line below says so
         regions = ", ".join(visible(r) for r in result.regions) or "no region"
         # border titles are markup: names go in the detail line, not here
         table.border_title = f"Findings ({len(result.findings)}) · ⏎ evidence · z timeline"
