@@ -149,3 +149,16 @@ def test_stderr_notes_write_a_path_s_escapes_out(tmp_path, capsys, command) -> N
     assert main([*argv, "--no-cache"]) == 0
     err = capsys.readouterr().err
     assert "no --region given" in err and "\x1b" not in err, repr(err)
+
+
+@pytest.mark.parametrize("argv", [["--from", "-5us"], ["--from=-5us"], ["--to", "-1ms"]])
+def test_slices_negative_time_says_it_is_before_the_trace(capsys, argv) -> None:
+    """``slices --from -5us`` said 'argument --from: expected one argument' (argparse took
+    -5us for an option) and ``--from=-5us`` 'give a unit' (it had one)."""
+    from tui.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["slices", SAMPLE, *argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "before the trace's first event" in err[0], err

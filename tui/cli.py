@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -233,6 +234,8 @@ def _slices_parser(sub: Any) -> None:
     p = sub.add_parser("slices", help="what is in a time range: per lane kind and name, "
                        "count and time", description=DESCRIPTION)
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    # '-5us' is a (negative) time, not an option: Python 3.13's rule, which time_arg refuses
+    p._negative_number_matcher = re.compile(r"^-\.?\d")
     p.add_argument("--from", dest="start", type=time_arg, metavar="T",
                    help="range start, e.g. 1.2ms (default: the trace's first event)")
     p.add_argument("--to", dest="end", type=time_arg, metavar="T",

@@ -44,6 +44,9 @@ def parse_time_ns(text: str) -> int:
     whole nanoseconds, read exactly (no float in between, as the loader reads ``ts``).
 
     Raises ``ValueError`` with a message that says what was expected."""
+    if text.strip().startswith("-") and _TIME.match(text.strip()[1:]):
+        raise ValueError(f"cannot read {text!r} as a time: it is before the trace's first "
+                         "event (times count from it)")
     match = _TIME.match(text)
     unit = match.group(2).lower() if match else ""
     if match is None or (unit and unit not in _UNIT_NS):
