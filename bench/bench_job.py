@@ -151,9 +151,9 @@ def main() -> int:
             if label == "first open":
                 for p in paths:
                     clear_cache(p)
-            print(f"{label}: rank load {rank['wall']:.2f}s", flush=True)
             job = _run(_JOB, *map(str, paths))
-            print(f"{label}: job load {job['wall']:.2f}s", flush=True)
+            print(f"{label}: rank load {rank['wall']:.2f}s, job load {job['wall']:.2f}s",
+                  flush=True)
             threads = None
             if label == "first open":  # the same, every rank on a thread of one process
                 for p in paths:
@@ -165,11 +165,11 @@ def main() -> int:
                     for p in paths:
                         clear_cache(p)
                 frame = time_first_frame(folder, job["labels"], (w, h), job["wall"])
-                print(f"{label}: job first frame {frame:.2f}s", flush=True)
                 if label == "first open":
                     clear_cache(largest)
                 rank_frame = time_first_frame(largest, rank["labels"], (w, h), rank["wall"])
-                print(f"{label}: rank first frame {rank_frame:.2f}s", flush=True)
+                print(f"{label}: first frames: job {frame:.2f}s, rank {rank_frame:.2f}s",
+                      flush=True)
             runs[label].append((rank["wall"], job["wall"], frame, rank_frame))
             if threads is not None:
                 on_threads.append(threads)

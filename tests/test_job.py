@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import random
 from pathlib import Path
 
@@ -349,6 +350,8 @@ def test_big_ranks_are_indexed_in_processes_first(
     monkeypatch.delenv(THREADS_ENV)
     assert index_in_processes(paths, lambda done, n: seen.append((done, n)), min_bytes=0) == 2
     assert seen == [(1, 2), (2, 2)] and all(has_index(p) for p in paths)
+    # every rank's process has ended by the time it returns: none is left to shut down
+    assert multiprocessing.active_children() == []
     assert index_in_processes(paths, min_bytes=0) == 0  # indexed already: nothing to do
     session = load_job_session(paths, str(tmp_path))
     assert session.job is not None and len(session.trace) == 2 * (18_000 * 2 + 1)

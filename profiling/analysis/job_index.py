@@ -18,15 +18,17 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing.connection import wait
+from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from profiling.trace.cache import MIN_CACHE_BYTES, cache_dirs, cache_key
 from profiling.trace.cache_store import cache_root
 from profiling.trace.loader import PARALLEL_MIN_BYTES, default_jobs, load_trace
-from profiling.trace.pool import start_method
+from profiling.trace.pool import shutdown_pools, start_method
 
 OWN_PROCESS_MIN_BYTES = PARALLEL_MIN_BYTES
 """Ranks from this size on (the file's) are parsed in a process of their own."""
@@ -82,16 +84,30 @@ def _index_writable() -> bool:
 
 
 def _index_one(path: str, workers: int) -> None:
-    """In a child process: parse ``path``, which writes its index; keep nothing."""
-    load_trace(path, workers=workers)
+    """In a child process: parse ``path``, which writes its index; keep nothing.  The
+    child's own decoding pool is shut down before it returns, so the process ends as
+    soon as the index is written."""
+    try:
+        load_trace(path, workers=workers)
+    finally:
+        shutdown_pools()
 
 
-def index_in_processes(paths: Sequence[str], report: Callable[[int, int], None] | None = None,
-                       min_bytes: int = OWN_PROCESS_MIN_BYTES) -> int:
+def index_in_processes(
+    paths: Sequence[str],
+    report: Callable[[int, int], None] | None = None,
+    min_bytes: int = OWN_PROCESS_MIN_BYTES,
+) -> int:
     """Write the index of every rank of ``to_index(paths)``, each in its own process,
-    at once; returns how many.  Failures are left for the load to report (it reads
-    the file again and says what is wrong, as for any trace).  ``report(done, n)``
-    after each rank."""
+    at most one process a core at once; returns how many.  Failures are left for the
+    load to report (it reads the file again and says what is wrong, as for any trace).
+    ``report(done, n)`` after each rank.
+
+    Each rank is a plain ``Process`` that exits when its index is written, waited on
+    by its sentinel.  Not a ``ProcessPoolExecutor``: its workers stay alive for more
+    work and end only on a sentinel sent through a shared queue, and with eight 1 GB
+    ranks (each worker running a decoding pool of its own) that shutdown was seen to
+    hang for minutes on the 16-core machine after every index had been written."""
     if os.environ.get(THREADS_ENV) == "1":
         return 0
     todo = to_index(paths, min_bytes)
@@ -100,13 +116,19 @@ def index_in_processes(paths: Sequence[str], report: Callable[[int, int], None] 
     cores = default_jobs()
     workers = max(1, cores // len(todo))
     context = multiprocessing.get_context(start_method())
-    with ProcessPoolExecutor(max_workers=min(len(todo), cores), mp_context=context) as ex:
-        futures = [ex.submit(_index_one, p, workers) for p in todo]
-        for done, future in enumerate(as_completed(futures), 1):
-            try:
-                future.result()
-            except Exception:  # noqa: BLE001, S110 - the load reports it, in-process
-                pass
+    waiting = list(todo)
+    running: dict[Any, BaseProcess] = {}
+    done = 0
+    while waiting or running:
+        while waiting and len(running) < min(len(todo), cores):
+            process: BaseProcess = context.Process(  # type: ignore[attr-defined]
+                target=_index_one, args=(waiting.pop(0), workers), name="attn-tui index"
+            )
+            process.start()
+            running[process.sentinel] = process
+        for sentinel in wait(list(running)):
+            running.pop(sentinel).join()
+            done += 1
             if report is not None:
                 report(done, len(todo))
     return len(todo)

@@ -161,5 +161,15 @@ def discard_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+def shutdown_pools() -> None:
+    """End every pool of this process and wait for its workers: for a process that
+    loads one trace and exits (a job's rank indexed in a process of its own)."""
+    with _LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def submit_all(pool: ProcessPoolExecutor, ref: TextRef, jobs: list[Job]) -> list[Future[Chunk]]:
     return [pool.submit(decode_job, ref, job) for job in jobs]
