@@ -111,6 +111,14 @@ def _run(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _read_all(paths: list[Path]) -> None:
+    """Read every file once: the same page-cache state for every measurement."""
+    for p in paths:
+        with p.open("rb") as f:
+            while f.read(64 << 20):
+                pass
+
+
 def _traces(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")))
 
@@ -134,10 +142,7 @@ def main() -> int:
     folder = args.folder.resolve()
     paths = _traces(folder)
     largest = max(paths, key=lambda p: p.stat().st_size)
-    for p in paths:  # the same page-cache state for every measurement
-        with p.open("rb") as f:
-            while f.read(64 << 20):
-                pass
+    _read_all(paths)
     w, h = (int(x) for x in args.size.lower().split("x"))
     runs: dict[str, list[tuple[float, float, float | None, float | None]]] = {
         "first open": [], "reopen": []}
