@@ -178,6 +178,30 @@ def test_force_replaces_atomically(tmp_path: Path, capsys: pytest.CaptureFixture
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("content", [b'{"old": true}', b"[1, 2, 3]", b"not json at all"])
+def test_a_foreign_manifest_is_not_replaced_without_force(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes):
+    """A manifest.json attn-tui did not write is someone's file: one line, exit 2, untouched."""
+    (tmp_path / "manifest.json").write_bytes(content)
+    before = snapshot(tmp_path)
+    code, _, err = capture(capsys, tmp_path, "--variant", "inplace")
+    assert code == 2 and "manifest.json" in one_line(err) and "--force" in err
+    assert snapshot(tmp_path) == before
+    code, _, _ = capture(capsys, tmp_path, "--variant", "inplace", "--force")
+    assert code == 0 and manifest(tmp_path)["tool"] == "attn-tui capture"
+    assert list(manifest(tmp_path)["variants"]) == ["inplace"]
+
+
+def test_a_foreign_manifest_stops_a_job_capture_before_any_work(tmp_path: Path):
+    from profiling.capture.job import prepare_job_out
+    from profiling.errors import CaptureError
+
+    (tmp_path / "manifest.json").write_text('{"old": true}')
+    with pytest.raises(CaptureError, match="manifest.json"):
+        prepare_job_out(tmp_path, ["naive"], force=False)
+    prepare_job_out(tmp_path, ["naive"], force=True)
+
+
 # ---- Ctrl+C and out of memory ----
 
 

@@ -31,7 +31,14 @@ from typing import Any
 
 from profiling.capture.config import ALL_VARIANT_NAMES, VARIANT_NAMES, CaptureConfig
 from profiling.capture.job_results import combine, rank_files, read_status
-from profiling.capture.outputs import MANIFEST, job_files, load_manifest, merge_manifest, write_json
+from profiling.capture.outputs import (
+    MANIFEST,
+    job_files,
+    load_manifest,
+    merge_manifest,
+    refuse_foreign_manifest,
+    write_json,
+)
 from profiling.capture.runner import VariantResult, now_iso
 from profiling.capture.session import (
     CaptureInterrupted,
@@ -84,6 +91,7 @@ def prepare_job_out(out: Path, names: list[str], force: bool) -> None:
             more = f" and {len(existing) - 1} more" if len(existing) > 1 else ""
             raise CaptureError(f"would overwrite {existing[0]}{more}", str(out),
                                "pass --force to overwrite, or choose another --out")
+        refuse_foreign_manifest(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -74,6 +74,7 @@ def prepare_out_dir(out: Path, variants: list[str], force: bool) -> None:
             more = f" and {len(existing) - 1} more" if len(existing) > 1 else ""
             raise CaptureError(f"would overwrite {existing[0]}{more}", str(out),
                                "pass --force to overwrite, or choose another --out")
+        refuse_foreign_manifest(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = tempfile.NamedTemporaryFile(dir=out, prefix=".attn-tui-probe-", delete=True)
@@ -148,15 +149,40 @@ def remove_quietly(paths: list[Path]) -> None:
             path.unlink()
 
 
+def is_own_manifest(data: Any) -> bool:
+    """Whether ``data`` is a manifest attn-tui wrote (only those are merged or replaced)."""
+    return isinstance(data, dict) and data.get("tool") == "attn-tui capture"
+
+
+def refuse_foreign_manifest(out: Path) -> None:
+    """Stop (before any work) when ``out/manifest.json`` is not attn-tui's own.
+
+    Someone else's ``manifest.json`` (or one that does not parse) would be silently
+    replaced by the capture's; like a trace, it goes only with ``--force``.
+    """
+    path = out / MANIFEST
+    if not path.is_file():
+        return
+    try:
+        data = read_json(path)
+    except (OSError, ValueError, EOFError):
+        data = None
+    if not is_own_manifest(data):
+        raise CaptureError("not written by attn-tui; the capture would replace it",
+                           str(path), "move it away, pass --force to replace it, "
+                           "or choose another --out")
+
+
 def load_manifest(out: Path) -> dict[str, Any] | None:
+    """The folder's attn-tui manifest, or None (none there, unreadable or someone else's)."""
     path = out / MANIFEST
     if not path.exists():
         return None
     try:
         data = read_json(path)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):
         return None
-    return data if isinstance(data, dict) else None
+    return data if is_own_manifest(data) else None
 
 
 def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
