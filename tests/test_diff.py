@@ -212,11 +212,47 @@ def _fails(*argv: str) -> str:
     return err
 
 
-def test_region_missing_in_one_trace_names_it(write_trace):
+def _nothing(*argv: str) -> str:
+    """Nothing to compare is not an error: one line on stderr, ``[]``, exit 0."""
+    result = cli_in_process(*argv, "--json", "--no-cache")
+    err = result.stderr.decode()
+    assert result.returncode == 0 and json.loads(result.stdout) == [], err
+    assert err.count("\n") == 1 and "nothing to diff" in err and "Traceback" not in err
+    return err
+
+
+def test_region_missing_in_the_only_other_trace_is_nothing_to_diff(write_trace):
     a = _region_trace(write_trace, "has.json", [("k", "aten::mm", 5)], region="enc")
     b = _region_trace(write_trace, "lacks.json", [("k", "aten::mm", 5)], region="dec")
-    err = _fails("diff", a, b, "--region", "enc")
-    assert "lacks.json" in err and "has.json" not in err and "'enc'" in err
+    err = _nothing("diff", a, b, "--region", "enc")
+    assert "lacks.json" in err and "'enc'" in err
+
+
+def test_a_trace_without_the_region_is_left_out_with_a_note(write_trace):
+    a = _region_trace(write_trace, "has.json", [("k", "aten::mm", 5)], region="enc")
+    b = _region_trace(write_trace, "lacks.json", [("k", "aten::mm", 5)], region="dec")
+    c = _region_trace(write_trace, "also.json", [("k", "aten::mm", 6)], region="enc")
+    result = cli_in_process("diff", a, b, c, "--region", "enc", "--json", "--no-cache")
+    err = result.stderr.decode()
+    assert result.returncode == 0, err
+    assert [d["b"]["path"] for d in json.loads(result.stdout)] == [c]
+    assert err.count("\n") == 1 and "lacks.json" in err and "left out" in err
+    # the same when no --region is given and the other trace has no region at all
+    bare = str(write_trace([op("aten::mm", 0, 10, ext=1),
+                            call("cudaLaunchKernel", 2, 2, corr=5, ext=1),
+                            gpu("gemm", 20, 5, corr=5, ext=1)], name="bare.json"))
+    result = cli_in_process("diff", a, bare, c, "--no-cache")
+    assert result.returncode == 0 and "bare.json" in result.stderr.decode()
+    assert "also" in result.stdout.decode() and "bare" not in result.stdout.decode()
+    assert "bare.json" in _nothing("diff", a, bare)
+
+
+def test_a_region_no_trace_has_is_bad_input(write_trace):
+    a = _region_trace(write_trace, "has.json", [("k", "aten::mm", 5)], region="enc")
+    b = _region_trace(write_trace, "lacks.json", [("k", "aten::mm", 5)], region="dec")
+    assert "'typo'" in _fails("diff", a, b, "--region", "typo")
+    # the base without it while another has it: nothing to compare with, not an error
+    assert "the base, " in _nothing("diff", b, a, "--region", "enc")
 
 
 def test_bad_instance_one_path_and_missing_file(tmp_path):
@@ -270,7 +306,7 @@ def test_default_region_falls_back_to_each_traces_own_choice(write_trace):
                                                      "aten::scaled_dot_product_attention")
     assert [(r["op"], r["a_name"] or r["b_name"]) for r in d["rows"]] == [
         ("-", "softmax_k"), ("+", "flash_fwd_kernel")]
-    assert "no region named 'attn_fwd'" in _fails("diff", a, b, "--region", "attn_fwd")
+    assert "'attn_fwd'" in _nothing("diff", a, b, "--region", "attn_fwd")
 
 
 def test_traces_without_any_region_give_an_empty_diff_and_exit_0(write_trace):

@@ -300,11 +300,15 @@ def typical_instance(instances: Sequence[RegionInstance]) -> RegionInstance:
     return ranked[(len(ranked) - 1) // 2]
 
 
+class MissingRegion(AttnTuiError):
+    """A trace without the region to diff: the diff leaves that trace out (with a note)."""
+
+
 def _region_instances(a: AnalysedTrace, region: str) -> list[RegionInstance]:
     found = a.instances(region)
     if not found:
         names = a.regions.names()
-        raise AttnTuiError(
+        raise MissingRegion(
             f"no region named {region!r} in this trace", a.trace.path,
             "regions there: " + ", ".join(names[:8]) + (" ..." if len(names) > 8 else "")
             if names else "it has no record_function regions")
@@ -316,7 +320,7 @@ def default_region(base: AnalysedTrace, other: AnalysedTrace | None = None) -> s
     ``other``, that region when it has it, else its own first choice."""
     choice = choose_regions(base)
     if not choice.names:
-        raise AttnTuiError("no region to diff: the trace has no record_function regions",
+        raise MissingRegion("no region to diff: the trace has no record_function regions",
                            base.trace.path, "give --region NAME")
     if other is None or other.instances(choice.names[0]):
         return choice.names[0]
@@ -345,8 +349,14 @@ def pick(a: AnalysedTrace, region: str, instance: int | None) -> tuple[Side, Ins
 
 
 def diff_traces(traces: Sequence[AnalysedTrace], region: str | None = None,
-                instance: int | None = None) -> list[KernelDiff]:
-    """The first trace against each other one, in order (one ``KernelDiff`` each)."""
+                instance: int | None = None,
+                left_out: list[MissingRegion] | None = None) -> list[KernelDiff]:
+    """The first trace against each other one, in order (one ``KernelDiff`` each).
+
+    A base without the region raises ``MissingRegion``.  Another trace without it
+    raises too, unless ``left_out`` is given: then it is recorded there and left
+    out, so one odd trace does not stop the diff of all the others.
+    """
     if len(traces) < 2:
         raise AttnTuiError("diff needs two traces or more", "",
                            "give a base trace and one to compare with it")
@@ -356,7 +366,13 @@ def diff_traces(traces: Sequence[AnalysedTrace], region: str | None = None,
     out = []
     for other in traces[1:]:
         b_region = region or default_region(base, other)
-        b_side, b_list = pick(other, b_region, instance)
+        try:
+            b_side, b_list = pick(other, b_region, instance)
+        except MissingRegion as exc:
+            if left_out is None:
+                raise
+            left_out.append(exc)
+            continue
         out.append(KernelDiff(a_side, b_side, tuple(diff_kernels(a_list.kernels,
                                                                  b_list.kernels))))
     return out

@@ -35,7 +35,7 @@ class _Line:
 
 def run(args: argparse.Namespace) -> int:
     from profiling.analysis.analysed import AnalysedTrace
-    from profiling.analysis.kernel_diff import diff_traces
+    from profiling.analysis.kernel_diff import MissingRegion, diff_traces
     from profiling.analysis.region_choice import choose_regions
     from profiling.errors import AttnTuiError
     from tui.loading import load_for_command
@@ -45,16 +45,26 @@ def run(args: argparse.Namespace) -> int:
         raise AttnTuiError("diff needs two traces or more", "",
                            "give a base trace and one or more to set against it")
     traces = [AnalysedTrace(load_for_command(p, args)) for p in paths]
+    if args.region is not None and not any(t.instances(args.region) for t in traces):
+        names = traces[0].regions.names()
+        raise AttnTuiError(f"no region named {args.region!r} in any of the traces", "",
+                           "regions in the base: " + ", ".join(names[:8])
+                           if names else "give --region NAME of a region they have")
     if args.region is None and not choose_regions(traces[0]).names:
         # as kernels does: a trace with no region at all has nothing to list, not an error
-        from tui.names import visible
+        return _nothing(args, f"{paths[0]}: no --region given and this trace has no "
+                        "record_function regions")
+    left_out: list[MissingRegion] = []
+    try:
+        diffs = diff_traces(traces, args.region, args.instance, left_out)
+    except MissingRegion as exc:  # the base lacks the region another trace has
+        return _nothing(args, f"the base, {exc}")
+    if not diffs:  # every other trace lacks it: the same as a base without a region
+        return _nothing(args, "; ".join(str(e) for e in left_out))
+    from tui.names import visible
 
-        sys.stderr.write(f"{visible(paths[0])}: no --region given and this trace has no "
-                         "record_function regions: nothing to diff\n")
-        if args.json:
-            sys.stdout.write("[]\n")
-        return 0
-    diffs = diff_traces(traces, args.region, args.instance)
+    for missing in left_out:
+        sys.stderr.write(visible(f"{missing}: left out of the diff") + "\n")
     if args.json:
         doc = [d.as_json() for d in diffs]
         sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
@@ -62,6 +72,16 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(markdown(diffs))
     else:
         _print(diffs)
+    return 0
+
+
+def _nothing(args: argparse.Namespace, why: str) -> int:
+    """Nothing can be compared: one line on stderr, ``[]`` for ``--json``, exit 0."""
+    from tui.names import visible
+
+    sys.stderr.write(visible(f"{why}: nothing to diff") + "\n")
+    if args.json:
+        sys.stdout.write("[]\n")
     return 0
 
 
