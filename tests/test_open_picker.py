@@ -82,6 +82,19 @@ def test_the_manifest_fills_in_what_a_trace_does_not_say(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not (SAMPLES / "naive.json.gz").exists(), reason="sample traces absent")
+def test_json_that_is_not_a_trace_is_left_out(tmp_path):
+    _folder(tmp_path)
+    (tmp_path / "numbers.json").write_text("[1, 2, 3]")
+    (tmp_path / "empty.json").write_text("[]")
+    (tmp_path / "config.json").write_text(json.dumps({"lr": 0.1, "layers": [1, 2]}))
+    (tmp_path / "numbers.json.gz").write_bytes(gzip.compress(b" [4, 5]"))
+    (tmp_path / "cut.json.gz").write_bytes(gzip.compress(b"[1, 2")[:12])
+    bare = json.dumps([{"ph": "X", "name": "k", "ts": 1, "dur": 2, "pid": 0, "tid": 0}])
+    (tmp_path / "bare.json.gz").write_bytes(gzip.compress(b"\n [\n " + bare[1:].encode()))
+    names = [e.name for e in list_traces(str(tmp_path))]
+    assert sorted(names) == ["bare.json.gz", "mid.json.gz", "new.json", "old.json"]
+
+
 def test_samples_describe_themselves():
     entries = {e.name: e for e in list_traces(str(SAMPLES))}
     assert len(entries) == 8

@@ -133,6 +133,23 @@ def manifest_info(folder: str) -> dict[str, tuple[str, str]]:
         return {}
 
 
+def looks_like_trace(path: str) -> bool:
+    """Whether the file's text starts like a Chrome trace: ``{`` with ``"traceEvents"``
+    in its head, or a bare ``[`` whose first item is an object (gzip'd or not).
+
+    ``tui.inputs`` takes any JSON for "may be a trace" and lets the loader decide, which
+    is right for a PATH given by hand; a listing would offer a list of numbers or a
+    config file.  The head is the 64 KiB ``tui.inputs`` reads (not 1 KiB: Kineto writes
+    ``deviceProperties`` first, and real traces put ``traceEvents`` 26 KiB in)."""
+    try:
+        head, _ = _head(path)
+    except (OSError, EOFError, zlib.error):
+        return False
+    if head[:1] == b"[":
+        return head[1:].lstrip()[:1] == b"{"
+    return head[:1] == b"{" and b'"traceEvents"' in head
+
+
 def list_traces(folder: str = ".") -> list[TraceEntry]:
     """The traces in ``folder``, newest first (then by name); raises ``AttnTuiError``
     when the folder cannot be listed.  A trace's own metadata first, the folder's
@@ -140,6 +157,8 @@ def list_traces(folder: str = ".") -> list[TraceEntry]:
     out = []
     manifest = manifest_info(folder)
     for path in folder_traces(folder):
+        if not looks_like_trace(path):
+            continue  # JSON, but not a trace: not offered
         try:
             st = os.stat(path)
         except OSError:
