@@ -156,9 +156,52 @@ def test_sizes_and_cap_setting():
         parse_size("lots")
 
 
-def test_unreadable_cap_falls_back_to_default(monkeypatch):
+def test_unreadable_cap_falls_back_to_default(monkeypatch, capsys):
+    from profiling.trace import cache_store
+
+    monkeypatch.setattr(cache_store, "_warned", set())
     monkeypatch.setenv("ATTN_TUI_CACHE_MAX", "lots")
     assert cap_bytes() == DEFAULT_CAP_BYTES
+    assert cap_bytes() == DEFAULT_CAP_BYTES
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ATTN_TUI_CACHE_MAX" in err and "'lots'" in err
+    assert "10G" in err  # what it takes
+
+
+def test_unknown_cache_mode_warns_once_and_uses_the_user_folder(monkeypatch, capsys):
+    from profiling.trace import cache_store
+
+    monkeypatch.setattr(cache_store, "_warned", set())
+    for value, beside in (("", False), ("beside", True), (" Beside ", True)):
+        monkeypatch.setenv("ATTN_TUI_CACHE", value)
+        assert cache_store.beside_wanted() is beside
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("ATTN_TUI_CACHE", "weird")
+    assert cache_store.beside_wanted() is False and cache_store.beside_wanted() is False
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ATTN_TUI_CACHE=" in err and "'weird'" in err
+    assert "beside" in err
+
+
+def test_cache_dir_that_is_a_file(tmp_path, monkeypatch, capsys):
+    from profiling.trace import cache_store
+
+    monkeypatch.setattr(cache_store, "_warned", set())
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("x")
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(a_file))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_store.cache_root() != a_file and cache_store.cache_root() != a_file
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ATTN_TUI_CACHE_DIR" in err and str(a_file) in err
+    env = dict(os.environ, ATTN_TUI_CACHE_DIR=str(a_file))
+    for argv in (("cache",), ("cache", "--info"), ("cache", "--info", "--json"),
+                 ("cache", "--clear")):
+        result = cli(*argv, env=env)
+        assert result.returncode == 2 and result.stdout == "", (argv, result.stdout)
+        assert result.stderr.count("\n") == 1 and str(a_file) in result.stderr
+        assert "ATTN_TUI_CACHE_DIR" in result.stderr and "Traceback" not in result.stderr
+    assert a_file.read_text() == "x"
 
 
 def cli(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -52,19 +53,53 @@ class Entry:
     last_used: float
 
 
+_warned: set[str] = set()
+"""The settings already warned about in this process (one line each, not one per load)."""
+
+
+def _warn_once(var: str, value: str, accepted: str, using: str) -> None:
+    """A setting that cannot be used says so once on stderr: silently ignoring a typo
+    leaves the user believing it took effect; failing every load for it is worse."""
+    if var in _warned:
+        return
+    _warned.add(var)
+    sys.stderr.write(f"attn-tui: {var}={value!r} ignored ({accepted}); using {using}\n")
+
+
+def default_root() -> Path:
+    """The platform's user cache folder for attn-tui."""
+    return Path(platformdirs.user_cache_dir("attn-tui", appauthor=False))
+
+
+def dir_setting_problem() -> str | None:
+    """``ATTN_TUI_CACHE_DIR`` when it names something that exists and is not a folder."""
+    root = os.environ.get("ATTN_TUI_CACHE_DIR")
+    return root if root and os.path.exists(root) and not os.path.isdir(root) else None
+
+
 def cache_root() -> Path:
     """``ATTN_TUI_CACHE_DIR`` (tests and CI set it), else the platform's user cache
     folder for attn-tui (``$XDG_CACHE_HOME/attn-tui`` or ``~/.cache/attn-tui`` on
-    Linux, ``~/Library/Caches/attn-tui`` on macOS, the local app data on Windows)."""
+    Linux, ``~/Library/Caches/attn-tui`` on macOS, the local app data on Windows).
+    A setting naming a file warns once and the default folder is used."""
     root = os.environ.get("ATTN_TUI_CACHE_DIR")
-    if root:
+    bad = dir_setting_problem()
+    if bad is not None:
+        _warn_once("ATTN_TUI_CACHE_DIR", bad, "it is a file; it takes a folder",
+                   str(default_root()))
+    elif root:
         return Path(root)
-    return Path(platformdirs.user_cache_dir("attn-tui", appauthor=False))
+    return default_root()
 
 
 def beside_wanted() -> bool:
     """True when ``ATTN_TUI_CACHE=beside`` asks for indexes next to the traces."""
-    return os.environ.get("ATTN_TUI_CACHE", "").strip().lower() == "beside"
+    value = os.environ.get("ATTN_TUI_CACHE", "")
+    mode = value.strip().lower()
+    if mode not in ("", "beside"):
+        _warn_once("ATTN_TUI_CACHE", value, "accepted: beside, or unset",
+                   "the user cache folder")
+    return mode == "beside"
 
 
 def parse_size(text: str) -> int:
@@ -77,13 +112,16 @@ def parse_size(text: str) -> int:
 
 def cap_bytes() -> int:
     """The folder's size cap: ``ATTN_TUI_CACHE_MAX`` (e.g. ``2G``), else 10 GiB.
-    A value that cannot be read falls back to the default rather than failing a load."""
+    A value that cannot be read warns once and falls back to the default rather than
+    failing a load."""
     text = os.environ.get("ATTN_TUI_CACHE_MAX")
     if text:
         try:
             return parse_size(text)
         except ValueError:
-            pass
+            _warn_once("ATTN_TUI_CACHE_MAX", text,
+                       "accepted: a size such as 10G, 500M, 1.5GiB or a number of bytes",
+                       "10G")
     return DEFAULT_CAP_BYTES
 
 

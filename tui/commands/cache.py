@@ -14,10 +14,23 @@ import json
 import sys
 import time
 
-from profiling.trace.cache_store import cache_root, cap_bytes, clear, list_entries
+from profiling.trace.cache_store import (
+    cache_root,
+    cap_bytes,
+    clear,
+    dir_setting_problem,
+    list_entries,
+)
 
 
 def run(args: argparse.Namespace) -> int:
+    from profiling.errors import AttnTuiError
+
+    bad = dir_setting_problem()
+    if bad is not None:  # not the default folder in its place: that is not what was asked
+        raise AttnTuiError("ATTN_TUI_CACHE_DIR names a file, not a folder", bad,
+                           "point ATTN_TUI_CACHE_DIR at a folder, or unset it for "
+                           "the user cache folder")
     root = cache_root()
     if args.clear:
         count, size = clear(root)
