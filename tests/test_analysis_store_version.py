@@ -35,6 +35,7 @@ FINGERPRINTS = {
     2: "194e971663d3e4c54ae36809b80e8c8d3962a220f0d74a06a7c8a94b44a0916b",  # + op_dtypes
     3: "d548ad7dbf642148800b7136063de09a649b44f7a6b732d515726e2a1053a5f7",  # + findings
     4: "90b4261d20d2b82a9868a6db0ba4787e6277e71e83e0e7a8b52cbd4368744766",  # + CRC-32 per array
+    5: "5f924edb9c329f3c9e541f51b9f70bbe3b60ecdbd6b03114f1ec1d98617ca29a",  # c10d ranges not ops
 }
 """ANALYSIS_VERSION -> fingerprint of the stored parts of the reference trace."""
 

@@ -131,7 +131,7 @@ def place_overhead(trace: Trace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """
     lanes = trace.lane[rows].astype(np.int64)
     ids = np.full(rows.shape[0], NO_ID, dtype=np.int64)
-    ops, nesting = op_nesting(trace)
+    ops, nesting = op_nesting(trace, with_async=True)  # as it was; not the launch links
     if ops.shape[0] == 0:
         return lanes, ids
     on_cpu = lane_kinds(trace)

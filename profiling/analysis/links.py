@@ -25,6 +25,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from profiling.analysis.async_events import async_rows
 from profiling.analysis.nesting import Nesting, innermost_containing, nest
 from profiling.trace.model import GPU_KINDS, NO_ID, Kind, LaneKind, Trace
 
@@ -129,9 +130,15 @@ def lane_kinds(trace: Trace) -> np.ndarray:
     return cpu[trace.lane]
 
 
-def op_nesting(trace: Trace) -> tuple[np.ndarray, Nesting]:
-    """The cpu_op / user_annotation rows (in row order) and their nesting per lane."""
+def op_nesting(trace: Trace, with_async: bool = False) -> tuple[np.ndarray, Nesting]:
+    """The cpu_op / user_annotation rows (in row order) and their nesting per lane.
+
+    Without a c10d Work's async range (``gloo:*``, ``nccl:*``) unless ``with_async``:
+    torch gives those no parent and no children (``async_events``), so none is the
+    op around a launch nor a link of a launch chain."""
     ops = np.flatnonzero((trace.kind == Kind.CPU_OP) | (trace.kind == Kind.USER_ANNOTATION))
+    if not with_async:
+        ops = ops[~async_rows(trace, ops)]
     start = trace.ts_ns[ops]
     end = start + trace.dur_ns[ops]
     return ops, nest(start, end, trace.lane[ops])
