@@ -38,7 +38,7 @@ from profiling.analysis.device_peaks import (
 )
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
 from profiling.analysis.ranks import trace_rank, world_size
-from profiling.analysis.regions import RegionInstance, cpu_rows_of
+from profiling.analysis.regions import RegionInstance, cpu_rows_flat
 from profiling.trace.model import Kind, Trace
 
 
@@ -229,8 +229,7 @@ def region_implementation(a: AnalysedTrace, region: str,
     _, rows = instance_gpu_rows(trace, a.links, instances)  # every instance's, in order
     kernels = [strings[i] for i in trace.name_id[rows[trace.kind[rows] == int(Kind.KERNEL)]]
                .tolist()]
-    cpu = cpu_rows_of(trace, instances)
-    every = np.concatenate(cpu) if cpu else np.zeros(0, dtype=np.int64)
+    every, _ = cpu_rows_flat(trace, instances)
     ops = {strings[i] for i in
            np.unique(trace.name_id[every[trace.kind[every] == int(Kind.CPU_OP)]]).tolist()}
     looks = is_attention_name(region) or (

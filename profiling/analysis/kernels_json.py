@@ -14,6 +14,7 @@ the result byte for byte against ``json.dumps`` on every sample and real trace.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -83,6 +84,7 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
     origin = trace.start_ns
     ptr, first = cols.ptr.tolist(), cols.first_ns.tolist()
     region_text: dict[str, str] = {}
+    head = operator.attrgetter("name", "index", "start_ns", "cpu_ns", "device_ns")
     for lo in range(0, len(instances), per):
         hi = min(lo + per, len(instances))
         a0, b0 = ptr[lo], ptr[hi]
@@ -90,19 +92,28 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
         durs = _floats(trace.dur_ns[cols.rows[a0:b0]] / 1000.0)
         events = [pre[c] + s + ',\n    "dur_us": ' + d + post[c]
                   for c, s, d in zip(combo[a0:b0].tolist(), starts, durs, strict=True)]
+        # The instances' own numbers as columns: one repr of a list, not four per instance
+        # (an int over 1000.0 in numpy is the same float64 division Python does).
+        heads = [head(inst) for inst in instances[lo:hi]]
+        ints = np.array([h[1:] for h in heads], dtype=np.int64).reshape(hi - lo, 4)
+        inst_start = _floats((ints[:, 1] - origin) / 1000.0)
+        cpu, device = _floats(ints[:, 2] / 1000.0), _floats(ints[:, 3] / 1000.0)
+        index = ints[:, 0].tolist()
+        gpu = _floats((np.asarray(first[lo:hi], dtype=np.int64) - origin) / 1000.0)
         out = []
         for k in range(lo, hi):
-            inst = instances[k]
+            j = k - lo
+            inst_name = heads[j][0]
             a, b = ptr[k] - a0, ptr[k + 1] - a0
-            name = region_text.get(inst.name)
+            name = region_text.get(inst_name)
             if name is None:
-                name = region_text[inst.name] = json.dumps(inst.name)
-            gpu_start = "null" if a == b else repr((first[k] - origin) / 1000.0)
+                name = region_text[inst_name] = json.dumps(inst_name)
+            gpu_start = "null" if a == b else gpu[j]
             kernels = "[\n   " + ",\n   ".join(events[a:b]) + "\n  ]" if b > a else "[]"
-            out.append(f'{{\n  "region": {name},\n  "instance": {int(inst.index)!r},\n  '
-                       f'"start_us": {(inst.start_ns - origin) / 1000.0!r},\n  '
-                       f'"cpu_time_us": {inst.cpu_ns / 1000.0!r},\n  '
-                       f'"device_time_us": {inst.device_ns / 1000.0!r},\n  '
+            out.append(f'{{\n  "region": {name},\n  "instance": {index[j]!r},\n  '
+                       f'"start_us": {inst_start[j]},\n  '
+                       f'"cpu_time_us": {cpu[j]},\n  '
+                       f'"device_time_us": {device[j]},\n  '
                        f'"gpu_start_us": {gpu_start},\n  "kernels": {kernels}\n }}')
         yield ("[\n " if lo == 0 else ",\n ") + ",\n ".join(out)
     yield "\n]"

@@ -12,7 +12,6 @@ control characters escaped.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 
@@ -33,7 +32,9 @@ def run(args: argparse.Namespace) -> int:
     items = compare_traces(traces, args.region)
     if args.json:
         doc = [item.as_json() for item in items]
-        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n")
+        from profiling.analysis.json_text import dumps_indent1
+
+        sys.stdout.write(dumps_indent1(doc, allow_nan=False, default=str) + "\n")
     elif args.markdown:
         sys.stdout.write(markdown(items))
     else:

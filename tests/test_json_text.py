@@ -1,0 +1,47 @@
+"""dumps_indent1 writes json.dumps(indent=1)'s bytes, long number lists included."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from profiling.analysis.json_text import MIN_LIST, dumps_indent1
+
+
+def _doc() -> list:
+    floats = [i / 7 for i in range(40)]
+    return [
+        {
+            "region": 'attn_fwd "quoted" \u00e9',
+            "device_time_us": tuple(floats),
+            "tflops": [None if i % 3 else 1e-300 * i for i in range(MIN_LIST)],
+            "short": [1.5, 2.5],
+            "nested": {"deep": [[3, 4.25] * 10, list(range(MIN_LIST))]},
+            "empty": [],
+            "flag": True,
+            "none": None,
+        },
+        [floats, {"x": 1}],
+        "a string that looks like a list [1.0, 2.0]",
+    ]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"allow_nan": False, "default": str}])
+def test_same_bytes_as_json_dumps(kwargs: dict) -> None:
+    doc = _doc()
+    assert dumps_indent1(doc, **kwargs) == json.dumps(doc, indent=1, **kwargs)
+
+
+def test_nan_still_refused() -> None:
+    doc = {"v": [1.0] * MIN_LIST + [math.nan]}
+    with pytest.raises(ValueError):
+        dumps_indent1(doc, allow_nan=False)
+    assert dumps_indent1(doc) == json.dumps(doc, indent=1)
+
+
+def test_plain_values_and_sort_keys() -> None:
+    for doc in (1.5, [], {}, {"b": list(range(20)), "a": list(range(30))}):
+        assert dumps_indent1(doc) == json.dumps(doc, indent=1)
+        assert dumps_indent1(doc, sort_keys=True) == json.dumps(doc, indent=1, sort_keys=True)
