@@ -189,6 +189,22 @@ async def test_o_lists_occurrences_and_n_steps_through_them():
         )
 
 
+def test_occurrences_within_a_range_are_those_the_range_counts():
+    trace, _ = _naive()
+    fwd = occurrences(trace, "attn_fwd", "cpu")
+    lo, hi = int(trace.ts_ns[fwd[1]]), int(trace.ts_ns[fwd[1]] + trace.dur_ns[fwd[1]])
+    for name in {trace.name(r) for r in range(len(trace))}:
+        got = occurrences(trace, name, "all", (lo, hi)).tolist()
+        want = [r for r in occurrences(trace, name).tolist()  # brute force, the rule spelled out
+                if (trace.dur_ns[r] > 0 and trace.ts_ns[r] < hi
+                    and trace.ts_ns[r] + trace.dur_ns[r] > lo)
+                or (trace.dur_ns[r] <= 0 and lo <= trace.ts_ns[r] <= hi)]  # fmt: skip
+        assert got == want, name
+    inside = occurrences(trace, "attn_fwd", "cpu", (lo, hi))
+    assert inside.tolist() == [int(fwd[1])]  # the other instances are outside
+    assert len(occurrences(trace, "attn_fwd", "cpu")) == 3
+
+
 async def test_enter_on_ops_regions_and_range_rows_lists_occurrences():
     app = AttnTuiApp([str(NAIVE)], theme="attn-dark")
     async with app.run_test(size=(140, 45)) as pilot:
@@ -229,6 +245,9 @@ async def test_enter_on_ops_regions_and_range_rows_lists_occurrences():
         await pilot.press("enter")
         screen = await _open_list(pilot, app)
         assert screen.found.name == panel.report.names[0]
+        # only what the range counted: its row's count, and the title says so
+        assert len(screen.found.rows) == int(panel.report.rows[0][2].replace(",", ""))
+        assert "in the range" in screen.found.title
 
 
 async def test_lane_keys_pin_hide_restore_and_fold_process():

@@ -207,7 +207,7 @@ _RANGE = (
         "the details); ↑ / ↓ move in it. Per lane kind and name:\n"
         "count, time inside the range (clipped to it), avg, min,\n"
         "max, share"),
-    Key("range", "⏎", "every occurrence of the row's name (a list)"),
+    Key("range", "⏎", "the row's occurrences in the range (a list)"),
     Key("range", "esc", "back to the timeline", "escape", "leave", "Back to the timeline",
         palette=False),
 )

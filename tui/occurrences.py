@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from profiling.analysis.slices import overlaps
 from profiling.trace.model import GPU_KINDS, Kind, Trace
 from tui.fmt import fmt_count, fmt_ns
 from tui.links import LinkLookup, chain_text
@@ -38,9 +39,12 @@ def name_ids(trace: Trace, name: str) -> np.ndarray:
     return np.asarray([] if found is None else [found], dtype=np.int64)
 
 
-def occurrences(trace: Trace, name: str, lanes: str = "all") -> np.ndarray:
+def occurrences(trace: Trace, name: str, lanes: str = "all",
+                within: tuple[int, int] | None = None) -> np.ndarray:
     """Rows named ``name`` on ``lanes`` (``cpu``, ``gpu`` or ``all``), flows left out,
-    in start order (ties by lane), as ``tui.search.find`` orders its matches."""
+    in start order (ties by lane), as ``tui.search.find`` orders its matches.
+    ``within`` (absolute ns): only those that count in that range, by the range
+    panel's rule (``slices.overlaps``), so a range row lists what it counted."""
     ids = name_ids(trace, name)
     if ids.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -50,6 +54,8 @@ def occurrences(trace: Trace, name: str, lanes: str = "all") -> np.ndarray:
         mask = np.isin(trace.name_id, ids)
     rows = np.flatnonzero(mask).astype(np.int64)
     rows = rows[trace.kind[rows] != Kind.FLOW]
+    if within is not None and rows.size:
+        rows = rows[overlaps(trace.ts_ns[rows], trace.dur_ns[rows], *within)]
     if lanes in ("cpu", "gpu") and rows.size:
         gpu_lane = np.array([lane.kind == "gpu" for lane in trace.lanes], dtype=bool)
         on_gpu = gpu_lane[trace.lane[rows]]
@@ -104,13 +110,16 @@ class OccurrenceList:
     rows: np.ndarray
     table: list[tuple[str, str, str, str, str]]  # #, start, duration, lane, launched by
     full: list[str] = field(default_factory=list)  # each listed row's whole launch chain
+    in_range: bool = False  # only those in the marked range
 
     @property
     def title(self) -> str:
         n = len(self.rows)
         shown = f" (the first {fmt_count(len(self.table))} listed)" if n > len(self.table) else ""
+        where = " in the range" if self.in_range else ""
+        keys = "⏎/z show on the timeline, then n/N step · esc closes"
         return (f"{visible(self.name)}: {fmt_count(n)} occurrence{'s' if n != 1 else ''}"
-                f"{shown} · ⏎/z show on the timeline, then n/N step · esc closes")  # fmt: skip
+                f"{where}{shown} · {keys}")  # fmt: skip
 
 
 def occurrence_list(
@@ -120,11 +129,12 @@ def occurrence_list(
     lanes: str = "all",
     cap: int = LIST_CAP,
     width: int | None = None,
+    within: tuple[int, int] | None = None,
 ) -> OccurrenceList:
     """The list for ``name``: start (from the trace start), duration, lane and
     launching op of the first ``cap`` occurrences; in a list ``width`` cells wide the
     chain gets what the other columns leave (``fit_chain``)."""
-    rows = occurrences(trace, name, lanes)
+    rows = occurrences(trace, name, lanes, within)
     origin = trace.start_ns
     shown = rows[:cap].tolist()
     cells = [
@@ -145,4 +155,4 @@ def occurrence_list(
         (*c, f if room is None or len(f) <= room else launcher_text(trace, links, r, room))
         for c, r, f in zip(cells, shown, full, strict=True)
     ]
-    return OccurrenceList(name, rows, table, full)
+    return OccurrenceList(name, rows, table, full, in_range=within is not None)

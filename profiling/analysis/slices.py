@@ -164,6 +164,14 @@ def candidate_rows(trace: Trace, lo_ns: int, hi_ns: int) -> np.ndarray | None:
     return concat_ranges(lo, hi)
 
 
+def overlaps(ts: np.ndarray, dur: np.ndarray, lo_ns: int, hi_ns: int) -> np.ndarray:
+    """Which events count in ``[lo_ns, hi_ns]`` (absolute): a slice by overlapping it by
+    more than nothing, an event of no duration by lying inside it, ends included.
+    The one rule for the range panel, ``slices`` and the occurrences in a range."""
+    end = ts + dur
+    return np.where(dur > 0, (ts < hi_ns) & (end > lo_ns), (ts >= lo_ns) & (ts <= hi_ns))
+
+
 def overlap_ns(trace: Trace, lo_ns: int, hi_ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows that count in the absolute range ``[lo_ns, hi_ns]``, and their start
     and end clipped to it.
@@ -184,7 +192,7 @@ def overlap_ns(trace: Trace, lo_ns: int, hi_ns: int) -> tuple[np.ndarray, np.nda
     else:
         ts, dur, kind = trace.ts_ns[cand], trace.dur_ns[cand], trace.kind[cand]
     end = ts + dur
-    hits = np.where(dur > 0, (ts < hi_ns) & (end > lo_ns), (ts >= lo_ns) & (ts <= hi_ns))
+    hits = overlaps(ts, dur, lo_ns, hi_ns)
     hits &= kind != np.uint8(Kind.FLOW)
     at = np.flatnonzero(hits)
     rows = at if cand is None else cand[at]

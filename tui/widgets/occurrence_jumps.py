@@ -29,12 +29,15 @@ CONTEXT = 4.0
 
 
 class ShowOccurrences(Message):
-    """List the occurrences of ``name`` on ``lanes`` (``all``, ``cpu`` or ``gpu``)."""
+    """List the occurrences of ``name`` on ``lanes`` (``all``, ``cpu`` or ``gpu``);
+    from a range-panel row, only those in the range (``within``, absolute ns)."""
 
-    def __init__(self, name: str, lanes: str = "all") -> None:
+    def __init__(self, name: str, lanes: str = "all",
+                 within: tuple[int, int] | None = None) -> None:
         super().__init__()
         self.name = name
         self.lanes = lanes
+        self.within = within
 
 
 class OccurrenceJumps:
@@ -62,7 +65,7 @@ class OccurrenceJumps:
             return
         width = min(self.app.size.width, LIST_WIDTH)  # type: ignore[attr-defined]
         found = occurrence_list(self.session.trace, self.model.links, message.name,
-                                message.lanes, width=width)  # fmt: skip
+                                message.lanes, width=width, within=message.within)  # fmt: skip
         if not len(found.rows):
             self.notify("No events of that name on the timeline", severity="warning", timeout=3)
             return

@@ -55,7 +55,9 @@ class RangePanel(ReportsErrors, Vertical):
         report = self.report
         if report is not None and 0 <= event.cursor_row < len(report.names):
             lanes = report.rows[event.cursor_row][0].lower()
-            self.post_message(ShowOccurrences(report.names[event.cursor_row], lanes))
+            origin, shown = self.model.trace.start_ns, self.shown  # ns from the first event
+            within = None if shown is None else (origin + shown[0], origin + shown[1])
+            self.post_message(ShowOccurrences(report.names[event.cursor_row], lanes, within))
 
     def sync(self) -> None:
         """Show the model's range (fold away without one); rebuild only when it changed.
