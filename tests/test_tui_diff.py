@@ -285,3 +285,38 @@ async def test_kernel_names_are_data_in_the_diff_view(tmp_path):
         await pilot.pause()
         line = view.query_one("#diff-row").render()
         assert "[bold red]k\\x1b[2J" in str(line)
+
+
+@needs_samples
+async def test_diff_b_steps_b_instance_and_back_to_the_median():
+    paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace")]
+    app = AttnTuiApp(paths, theme="attn-dark")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        view = app.query_one(DiffView)
+        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+
+        def status() -> str:
+            return str(view.query_one("#diff-status").render())
+
+        def cells() -> list[list[str]]:
+            t = view.table
+            return [[str(c) for c in t.get_row_at(i)] for i in range(t.row_count)]
+
+        head, rows, median = status(), cells(), view.data.diff.b.instance
+        assert view.data.b_median == median and view.data.diff.b.instances > 1
+        a_instance = view.data.diff.a.instance
+        await pilot.press("b")
+        await wait_for(pilot, lambda: view.data is not None and view.state == "ready", "B+1")
+        b = view.data.diff.b
+        assert b.instance == (median + 1) % b.instances and view.picked == (None, b.instance)
+        assert view.data.diff.a.instance == a_instance  # A stays where it was
+        assert status() != head and f"#{b.instance} of {b.instances}  vs" not in status()
+        assert f"B inplace: attn_fwd #{b.instance} of {b.instances}" in status()
+        assert f"#{a_instance} of 3 (median)" in status()  # A sits at its median
+        assert cells() != rows  # B's durations are another instance's
+        await pilot.press("B")  # back to the median: the first diff, from the cache
+        await pilot.pause()
+        assert view.picked == (None, None) and view.data.diff.b.instance == median
+        assert status() == head and cells() == rows

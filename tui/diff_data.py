@@ -17,7 +17,7 @@ jump to that event on its own file's timeline.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from profiling.analysis.kernel_diff import (
     default_region,
     diff_kernels,
     pick,
+    typical_instance,
 )
 from tui.fmt import fmt_time
 from tui.names import clip, short_name
@@ -62,6 +63,8 @@ class DiffData:
     a_lane: tuple[Placed, ...]
     b_lane: tuple[Placed, ...]
     span_us: float
+    a_median: int | None = None  # each side's median instance (what the view opens on)
+    b_median: int | None = None
 
     @property
     def rows(self) -> tuple[DiffRow, ...]:
@@ -80,16 +83,23 @@ class DiffData:
 
 
 def build(traces: Sequence[AnalysedTrace], a_file: int = 0, b_file: int = 1,
-          region: str | None = None, instance: int | None = None) -> DiffData:
+          region: str | None = None, instance: int | None = None,
+          pair: tuple[int | None, int | None] | None = None) -> DiffData:
     """Diff file ``a_file`` (the base) against ``b_file``: the region as ``attn-tui
     diff`` chooses it (the base's first attention region) and each side's median
-    instance, unless given.  Raises ``AttnTuiError`` as the command does."""
+    instance, unless given: ``instance`` for both (as ``--instance K``), or ``pair``,
+    A's and B's apart (None: that side's median), as the view steps them.  Raises
+    ``AttnTuiError`` as the command does."""
     base, other = traces[a_file], traces[b_file]
-    a_side, a_list = pick(base, region or default_region(base), instance)
-    b_side, b_list = pick(other, region or default_region(base, other), instance)
+    a_pick, b_pick = pair if pair is not None else (instance, instance)
+    a_side, a_list = pick(base, region or default_region(base), a_pick)
+    b_side, b_list = pick(other, region or default_region(base, other), b_pick)
     rows = diff_kernels(a_list.kernels, b_list.kernels)
     diff = KernelDiff(a_side, b_side, tuple(rows))
-    return layout(diff, a_list.kernels, b_list.kernels, a_file, b_file)
+    data = layout(diff, a_list.kernels, b_list.kernels, a_file, b_file)
+    medians = [typical_instance(t.instances(s.region)).index
+               for t, s in ((base, a_side), (other, b_side))]
+    return replace(data, a_median=medians[0], b_median=medians[1])
 
 
 def layout(diff: KernelDiff, a: Sequence[KernelEntry], b: Sequence[KernelEntry],
@@ -168,12 +178,16 @@ def row_chain(row: DiffRow) -> tuple[str, ...]:
     return row.b_launch_chain if row.op == "+" else row.a_launch_chain
 
 
-def title(data: DiffData, label_width: int = 60) -> str:
+def title(data: DiffData, label_width: int = 60, medians: bool = False) -> str:
     """``A naive: attn_fwd #0 of 3  vs  B inplace: attn_fwd #1 of 3``; each label cut
-    to ``label_width`` so that B's side still shows in a narrow window."""
+    to ``label_width`` so that B's side still shows in a narrow window.  ``medians``
+    (once an instance was stepped to): `` (median)`` after a side at its median, so
+    the user sees which side left the typical instance and how to come back."""
     a, b = data.diff.a, data.diff.b
-    return (f"A {clip(a.label, label_width)}: {a.region} #{a.instance} of {a.instances}  vs  "
-            f"B {clip(b.label, label_width)}: {b.region} #{b.instance} of {b.instances}")
+    ma = " (median)" if medians and a.instance == data.a_median else ""
+    mb = " (median)" if medians and b.instance == data.b_median else ""
+    return (f"A {clip(a.label, label_width)}: {a.region} #{a.instance} of {a.instances}{ma}  vs  "
+            f"B {clip(b.label, label_width)}: {b.region} #{b.instance} of {b.instances}{mb}")
 
 
 def totals_text(data: DiffData) -> str:

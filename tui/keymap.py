@@ -86,8 +86,7 @@ _APP = (
     Key("app", "8", "ranks: a job's ranks side by side, where each rank's GPU\n"
         "time went, stragglers, collective waits", "8", "view('ranks')", "View: ranks"),
     Key("app", "/", "search event names (substring; re:<regex> for a regex)",
-        "slash", "search", "Search event names", True, "/",
-        short="Search"),
+        "slash", "search", "Search event names", True, "/", short="Search"),
     Key("app", "n", "next search match or occurrence", "n", "match(1)", "Next search match"),
     Key("app", "N", "previous search match", "N", "match(-1)", "Previous search match"),
     Key("app", "[ / ]", "previous / next file (when several are open)"),
@@ -194,8 +193,7 @@ _DETAILS = (
         palette=False),
     Key("details", "pgdn", "page down", "pagedown,space", "page_down", "Page down",
         in_help=False, palette=False),
-    Key("details", "pgup", "page up", "pageup", "page_up", "Page up", in_help=False,
-        palette=False),
+    Key("details", "pgup", "page up", "pageup", "page_up", "Page up", in_help=False, palette=False),
     Key("details", "home", "top", "home", "scroll_home", "Top", in_help=False, palette=False),
     Key("details", "end", "bottom", "end", "scroll_end", "Bottom", in_help=False, palette=False),
     Key("details", "esc", "back to the timeline", "escape", "leave", "Back to the timeline",
@@ -232,8 +230,7 @@ _REGIONS = (
 _OPS = (
     Key("ops", "o", "sort by the next column", "o", "next_sort(1)", "Sort by next column",
         True, short="Sort"),
-    Key("ops", "O", "sort by the previous column", "O", "next_sort(-1)",
-        "Sort by previous column"),
+    Key("ops", "O", "sort by the previous column", "O", "next_sort(-1)", "Sort by previous column"),
     Key("ops", "⏎", "every occurrence of the op, listed; then n / N step"),
     Key("ops", "r", "reverse the sort", "r", "reverse", "Reverse the sort", True, short="Reverse"),
     Key("ops", "click header", "sort by that column"),
@@ -274,6 +271,12 @@ _DIFF = (
         "Previous file to diff", palette=False, in_help=False),
     Key("diff", "]", "next file to diff", "right_square_bracket", "other(1)",
         "Next file to diff", palette=False, in_help=False),
+    Key("diff", "a / A", "next / previous instance of A's region (b / B: of B's);\n"
+        "the status line: #k of n, (median) at the median", "a", "instance(0, 1)", "A: next",
+        palette=False),
+    Key("diff", "A", "", "A", "instance(0, -1)", "A: previous", palette=False, in_help=False),
+    Key("diff", "b", "", "b", "instance(1, 1)", "B: next", palette=False, in_help=False),
+    Key("diff", "B", "", "B", "instance(1, -1)", "B: previous", palette=False, in_help=False),
 )
 
 _QUERY = (
@@ -339,8 +342,7 @@ def palette_entries() -> list[tuple[str, str, Key]]:
         if not (k.bind and k.palette) or (k.view, k.action) in seen:
             continue
         seen.add((k.view, k.action))
-        prefix = PALETTE_PREFIX[k.view]
-        title = f"{prefix}: {k.title}" if prefix else k.title
+        title = f"{PALETTE_PREFIX[k.view]}: {k.title}" if PALETTE_PREFIX[k.view] else k.title
         out.append((f"{title} ({k.keys})", k.help, k))
     return out
 
@@ -389,10 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--markdown", action="store_true", help="print the README block")
     group.add_argument("--update", metavar="README", help="rewrite the README's block in place")
     args = ap.parse_args(argv)
-    if args.markdown:
-        print(markdown())
-    else:
-        print("updated" if update_readme(Path(args.update)) else "already current")
+    changed = not args.markdown and update_readme(Path(args.update))
+    print(markdown() if args.markdown else "updated" if changed else "already current")
     return 0
 
 

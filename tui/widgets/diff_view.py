@@ -6,6 +6,9 @@ Compare.  The region instance of each side is the one ``attn-tui diff`` picks
 to the base's next region); the diff runs on a worker thread once both files
 have loaded, and is kept per other file and region (until a file reloads), so
 ``[`` / ``]`` (with three or more files) and ``r`` come back to one instantly.
+``a`` / ``A`` and ``b`` / ``B`` step A's and B's instance (as ``attn-tui diff
+--instance K``, but each side on its own); a diff is kept per (file, region,
+instances), and stepping back to a side's median is the first diff again.
 Enter (or ``z``) on a row shows its kernel on its own file's timeline: the
 tab switches to that file and the event is selected, as Regions' ``z`` does.
 """
@@ -41,6 +44,7 @@ from tui.widgets.compare_view import PaneLike
 from tui.widgets.diff_lanes import DiffLanes
 from tui.widgets.regions_view import RegionsView
 
+DiffKey = tuple[int, str | None, int | None, int | None]  # other file, region, A's, B's instance
 COLUMNS = ("op", "kernel", "A", "B", "Δ B−A", "launched by")
 NUMERIC = {"A", "B", "Δ B−A"}
 LEGEND = "= both · ≈ other template args · - only A · + only B · ⏎ timeline"
@@ -65,13 +69,14 @@ class DiffView(ReportsErrors, Vertical):
         self.count = 0  # files open
         self.chosen_region: str | None = None  # None: as attn-tui diff chooses
         self.region_names: list[str] = []  # the base's, once the first diff has run
-        self.results: dict[tuple[int, str | None], DiffData | str] = {}  # the diff or its error
+        self.picked: tuple[int | None, int | None] = (None, None)  # A's, B's; None: median
+        self.results: dict[DiffKey, DiffData | str] = {}  # the diff or its error
         self.state = "idle"  # idle | waiting | running | ready | error
         self._panes: list[PaneLike] = []
         self._sessions: tuple[int, ...] = ()  # the files' sessions the results are for
         self._worker_sessions: tuple[int, ...] = ()  # those the running worker reads
         self._worker: Worker | None = None
-        self._worker_for: tuple[int, str | None] = (0, None)  # what the running worker diffs
+        self._worker_for: DiffKey = (0, None, None, None)  # what the running worker diffs
 
     def compose(self) -> ComposeResult:
         yield Static(id="diff-status")
@@ -90,8 +95,8 @@ class DiffView(ReportsErrors, Vertical):
         return found if isinstance(found, DiffData) else None
 
     @property
-    def _key(self) -> tuple[int, str | None]:
-        return (self.other, self.chosen_region)
+    def _key(self) -> DiffKey:
+        return (self.other, self.chosen_region, *self.picked)
 
     def on_mount(self) -> None:
         for col in COLUMNS:
@@ -137,7 +142,8 @@ class DiffView(ReportsErrors, Vertical):
         self.state = "running"
         self._status(Text("Aligning the kernel sequences…", style="dim"))
         self._worker = self.run_worker(
-            lambda: (build(traces, 0, 1, key[1]), region_names(traces[0])), thread=True,
+            lambda: (build(traces, 0, 1, key[1], pair=key[2:]), region_names(traces[0])),
+            thread=True,
             exclusive=True, exit_on_error=False, name="diff", group="diff")  # fmt: skip
         self._worker_for = key
         self._worker_sessions = self._sessions
@@ -174,7 +180,9 @@ class DiffView(ReportsErrors, Vertical):
             self._describe(-1)
             return
         self.state = "ready"
-        head = Text(visible(title(found, max((self.app.size.width - 50) // 2, 8))), style="bold")
+        width = max((self.app.size.width - 50) // 2, 8)
+        stepped = self.picked != (None, None)  # say which side sits at its median
+        head = Text(visible(title(found, width, stepped)), style="bold")
         hints = []
         if self.count > 2:
             hints.append(f"[ / ] other file: {self.other} of {self.count - 1}")
@@ -228,6 +236,7 @@ class DiffView(ReportsErrors, Vertical):
             raise SkipAction()  # nothing to choose: [ / ] switch files, as everywhere
         choices = other_files(self.count)
         self.other = choices[(choices.index(self.other) + step) % len(choices)]
+        self.picked = (self.picked[0], None)  # another B: its median
         self.update_from(self._panes)
 
     def action_region(self) -> None:
@@ -240,6 +249,24 @@ class DiffView(ReportsErrors, Vertical):
         current = self.chosen_region or (data.diff.a.region if data is not None else names[0])
         at = names.index(current) if current in names else -1
         self.chosen_region = names[(at + 1) % len(names)]
+        self.picked = (None, None)  # another region: each side's median
+        self.update_from(self._panes)
+
+    def action_instance(self, side: int, step: int) -> None:
+        """Step A's (``side`` 0) or B's (1) instance of the region by ``step``,
+        wrapping; landing on the median keys it as the median (the first diff)."""
+        data = self.data
+        if data is None:
+            return
+        shown, median = ((data.diff.a, data.a_median) if side == 0
+                         else (data.diff.b, data.b_median))
+        if shown.instances < 2:
+            self.notify(f"{'AB'[side]}'s region has one instance", timeout=3)
+            return
+        new = (shown.instance + step) % shown.instances
+        picked = list(self.picked)
+        picked[side] = None if new == median else new
+        self.picked = (picked[0], picked[1])
         self.update_from(self._panes)
 
     def action_jump(self) -> None:
