@@ -48,10 +48,5 @@ class TimelineView(ReportsErrors, DetailsKeys, Vertical):  # DetailsKeys: i, y
     def on_timeline_changed(self, message: Timeline.Changed) -> None:
         self.query_one(Ruler).refresh()
         self.query_one(Details).show(self.model)
-        ranged = self.model.range is not None
-        if ranged != self.has_class("-range"):
-            # the range panel unfolds or folds: lay the screen out in the next frame
-            # rather than first repainting the old layout (a frame at 1 M events)
-            self.screen.refresh(layout=True)
         self.query_one(RangePanel).sync()
-        self.set_class(ranged, "-range")
+        self.set_class(self.model.range is not None, "-range")
