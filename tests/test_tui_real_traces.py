@@ -30,9 +30,11 @@ async def test_every_real_trace_shows_its_lanes():
         assert not failures
         tabs = app.query_one("#files", TabbedContent)
         for i, pane in enumerate(panes):
-            tabs.active = f"file-{i}"
+            # as ] and the palette switch files: setting tabs.active alone lets Textual move
+            # the focus to a widget of the old tab as it hides, which switches straight back
+            app.show_file(i)
             await pilot.pause()
-            assert app.pane is pane
+            assert tabs.active == f"file-{i}" and app.pane is pane
             assert pane.model.trace.lanes and pane.model.rows, pane.path
             timeline = pane.query_one(Timeline)
             assert timeline.size.height > 0
