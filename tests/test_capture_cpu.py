@@ -15,6 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from profiling import atomic  # noqa: E402
 from profiling.capture import outputs, runner  # noqa: E402
 from profiling.capture.config import VARIANT_NAMES, make_config  # noqa: E402
 from profiling.capture.session import CaptureInterrupted, run_capture  # noqa: E402
@@ -247,7 +248,7 @@ def test_atomic_write_keeps_old_file_when_rename_fails(tmp_path: Path,
     def fail(src: str, dst: str) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(outputs.os, "replace", fail)
+    monkeypatch.setattr(atomic.os, "replace", fail)
     with pytest.raises(OSError):
         outputs.write_json(target, {"v": 2})
     assert json.loads(target.read_text()) == {"v": 1}

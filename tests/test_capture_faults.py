@@ -26,7 +26,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from profiling.capture import outputs, variants  # noqa: E402
+from profiling import atomic  # noqa: E402
+from profiling.capture import variants  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
 from tui.cli import main  # noqa: E402
 
@@ -116,7 +117,7 @@ def test_out_without_write_permission(tmp_path: Path):
 def test_disk_full_while_writing_stops_with_one_line_and_no_partial_file(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
     """The first variant is written; the disk fills while the second's oracle is."""
-    real_fsync = outputs.os.fsync
+    real_fsync = atomic.os.fsync
     writes = []
 
     def fsync(fd: int) -> None:
@@ -126,7 +127,7 @@ def test_disk_full_while_writing_stops_with_one_line_and_no_partial_file(
             raise OSError(errno.ENOSPC, "No space left on device")
         real_fsync(fd)
 
-    monkeypatch.setattr(outputs.os, "fsync", fsync)
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
     code, _, err = capture(capsys, tmp_path, "--variant", "naive", "--variant", "inplace",
                            "--variant", "sdpa_math")
     assert code == 2
@@ -149,7 +150,7 @@ def test_disk_full_for_the_manifest_too(tmp_path: Path, capsys: pytest.CaptureFi
     def full(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(outputs.os, "fsync", full)
+    monkeypatch.setattr(atomic.os, "fsync", full)
     code, _, err = capture(capsys, tmp_path, "--variant", "naive")
     assert code == 2 and "No space left on device" in one_line(err)
     assert list(tmp_path.iterdir()) == []

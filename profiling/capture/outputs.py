@@ -16,12 +16,12 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from profiling.atomic import atomic_write_bytes
 from profiling.capture.config import ALL_VARIANT_NAMES
 from profiling.errors import CaptureError
 
@@ -82,28 +82,6 @@ def prepare_out_dir(out: Path, variants: list[str], force: bool) -> None:
     except OSError as exc:
         raise CaptureError(f"cannot write there ({exc.strerror or exc})", str(out),
                            "choose a writable --out") from None
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same folder and ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give it a normal file's mode
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def json_bytes(obj: Any, gz: bool = False, indent: int | None = None) -> bytes:

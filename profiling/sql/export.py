@@ -18,14 +18,13 @@ work); the manifest is merged, so several exports can fill one folder.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+from profiling.atomic import atomic_write_bytes, atomic_write_with
 from profiling.errors import AttnTuiError
 from profiling.sql.engine import Exported, Loaded, TraceDB, sql_string
 from profiling.sql.tables import TABLES
@@ -112,7 +111,7 @@ def export(db: TraceDB, out: str, force: bool = False, progress: Any = None) -> 
             "tables": list(TABLES),
         }
     doc = {"format": FORMAT, "version": VERSION, "traces": traces}
-    _write_atomic(
+    atomic_write_bytes(
         os.path.join(out, MANIFEST),
         (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"),
     )
@@ -121,39 +120,11 @@ def export(db: TraceDB, out: str, force: bool = False, progress: Any = None) -> 
 
 def _copy_atomic(db: TraceDB, select: str, path: str) -> None:
     """DuckDB ``COPY (select) TO`` a temp file beside ``path``, then rename it."""
-    fd, tmp = tempfile.mkstemp(
-        dir=os.path.dirname(path), prefix=f".{os.path.basename(path)}.", suffix=".tmp"
-    )
-    os.close(fd)
-    try:
+
+    def copy(tmp: str) -> None:
         db.con.execute(f"COPY ({select}) TO {sql_string(tmp)} (FORMAT parquet, COMPRESSION zstd)")
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
-
-def _write_atomic(path: str, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(
-        dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    atomic_write_with(path, copy)
 
 
 def _read_json(folder: str) -> dict[str, Any]:
