@@ -7,7 +7,8 @@ that an event's parent is the *latest earlier event on the thread that contains
 it*, even when intervals overlap only partly.  The op table, the links and the
 regions all need that same answer, so it lives here once.
 
-The walk is one tight loop over Python lists (no per-event objects); the rest
+The walk itself is vectorised (pointer jumping; see ``nest``), with the plain
+stack loop kept as the fallback for input outside its precondition; the rest
 (subtree sums, containment queries) is vectorised on top of what it returns.
 """
 
@@ -40,7 +41,161 @@ def nest(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> Nesting:
     ``group`` is the thread (a lane index, usually): events of different
     groups never nest.  The input must already be in that order, which is the
     order of a ``Trace``'s rows and of any subset of them taken in row order.
+
+    Vectorised (a Python stack walk over millions of ops was most of a big
+    trace's first open).  The stack before event ``i`` is the ancestor chain of
+    ``i-1``, and the walk pops until an open event ``j`` has ``end_j > s_i`` and
+    ``end_j >= e_i``; an event off that chain was popped by a later one whose
+    end is larger still, so the parent is simply the *nearest earlier event of
+    the run with that property* -- found by pointer jumping (see
+    ``_parents``).  Input that breaks the precondition the jumping needs (start
+    not ascending within a run of one group, NaN, mixed or odd dtypes) takes
+    the plain walk, so the answer is always the walk's.
     """
+    n = int(start.shape[0])
+    if n == 0:
+        return _nest_walk(start, end, group)
+    g = np.asarray(group)
+    if g.dtype.kind not in "biuf" or g.shape != (n,):
+        return _nest_walk(start, end, group)
+    new_run = np.empty(n, dtype=bool)
+    new_run[0] = True
+    np.not_equal(g[1:], g[:-1], out=new_run[1:])
+    pair = _comparable(start, end)
+    if pair is None:
+        return _nest_walk(start, end, group)
+    s, e = pair
+    if not bool(np.all((s[1:] >= s[:-1]) | new_run[1:])):
+        return _nest_walk(start, end, group)
+    parent = _parents(s, e, new_run)
+    depth = _depths(parent)
+    stop = _stops(parent, depth)
+    return Nesting(parent=parent, stop=stop, depth=depth.astype(np.int32))
+
+
+def _comparable(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Start and end as one NumPy dtype whose comparisons are exact (int64 or
+    float64), or None when they cannot be (the walk compares Python numbers)."""
+    s, e = np.asarray(start), np.asarray(end)
+    if s.ndim != 1 or e.shape != s.shape:
+        return None
+    kinds = {s.dtype.kind, e.dtype.kind}
+    if kinds <= {"i", "u"}:
+        for a in (s, e):
+            if a.dtype == np.uint64 and a.shape[0] and int(a.max()) > np.iinfo(np.int64).max:
+                return None
+        return s.astype(np.int64, copy=False), e.astype(np.int64, copy=False)
+    if kinds == {"f"} and s.dtype.itemsize <= 8 and e.dtype.itemsize <= 8:
+        s64, e64 = s.astype(np.float64, copy=False), e.astype(np.float64, copy=False)
+        if np.isnan(s64).any() or np.isnan(e64).any():
+            return None
+        return s64, e64
+    return None
+
+
+def _parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray) -> np.ndarray:
+    """Parent of each event: the nearest earlier event of its run that does not
+    end before it ends and ends after it starts.
+
+    ``cand[i]`` starts at ``i-1`` and keeps the invariant "every event strictly
+    between ``cand[i]`` and ``i`` fails ``i``"; while ``cand[i]`` fails too,
+    ``i`` jumps to ``cand[cand[i]]`` (all updated at once).  That is sound:
+    whatever fails ``c`` (ends at or before ``s_c <= s_i``, or before
+    ``e_c``) fails ``i`` once ``c`` itself fails ``i``.  Unresolved jumps double
+    their reach, so a few dozen rounds settle real traces; whatever is left
+    after ``_MAX_ROUNDS`` finishes one by one along the already settled chains
+    (amortised O(n), like the walk).
+    """
+    n = s.shape[0]
+    cand = np.arange(-1, n - 1, dtype=np.int64)
+    cand[new_run] = -1
+    act = np.flatnonzero(cand >= 0)
+    c = cand[act]
+    act = act[(e[c] <= s[act]) | (e[c] < e[act])]
+    rounds = 0
+    while act.shape[0] and rounds < _MAX_ROUNDS:
+        nc = cand[cand[act]]
+        cand[act] = nc
+        keep = nc >= 0
+        act, nc = act[keep], nc[keep]
+        act = act[(e[nc] <= s[act]) | (e[nc] < e[act])]
+        rounds += 1
+    if act.shape[0]:
+        cand = _finish_parents(cand, s, e, act)
+    return cand
+
+
+_MAX_ROUNDS = 64
+
+
+def _finish_parents(cand: np.ndarray, s: np.ndarray, e: np.ndarray, todo: np.ndarray) -> np.ndarray:
+    """Settle the events the jumping left, in index order, one chain step at a
+    time (every earlier candidate is final by then)."""
+    cl, sl, el = cand.tolist(), s.tolist(), e.tolist()
+    for i in todo.tolist():
+        si, ei = sl[i], el[i]
+        c = cl[i]
+        while c >= 0 and (el[c] <= si or el[c] < ei):
+            c = cl[c]
+        cl[i] = c
+    return np.asarray(cl, dtype=np.int64)
+
+
+def _depths(parent: np.ndarray) -> np.ndarray:
+    """Ancestors per event, by pointer doubling over ``parent`` (list ranking)."""
+    index = np.int32 if parent.shape[0] < 2**31 else np.int64  # narrower gathers
+    ptr = parent.astype(index)
+    depth = (ptr >= 0).astype(index)
+    act = np.flatnonzero(ptr >= 0).astype(index)
+    while act.shape[0]:
+        p = ptr[act]
+        dp, pp = depth[p], ptr[p]
+        depth[act] += dp
+        ptr[act] = pp
+        act = act[pp >= 0]
+    return depth
+
+
+def _stops(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """One past each event's last descendant.
+
+    Events are in pre-order, so the subtree of ``j`` ends at the first later
+    event no deeper than ``j``: the next event of ``j``'s depth (``nxt``) when it
+    is a sibling, else where the parent's subtree ends -- that is, the least
+    ``nxt`` over ``j`` and its ancestors (a run's first event has depth 0, so
+    runs close themselves).  The minimum up the chain is taken level by level
+    (or by pointer doubling when the nesting is very deep)."""
+    n = parent.shape[0]
+    top = int(depth.max())
+    small = depth.astype(np.uint16) if top < 65536 else depth
+    order = np.argsort(small, kind="stable")  # radix sort: by depth, then index
+    same = depth[order[1:]] == depth[order[:-1]]
+    nxt = np.full(n, n, dtype=np.int64)
+    nxt[order[:-1][same]] = order[1:][same]
+    if top <= _LEVELS:  # one pass per level, top down: each event touched once
+        bounds = np.searchsorted(depth[order], np.arange(top + 2))
+        for d in range(1, top + 1):
+            level = order[bounds[d] : bounds[d + 1]]
+            nxt[level] = np.minimum(nxt[level], nxt[parent[level]])
+        return nxt
+    ptr = parent.copy()
+    act = np.flatnonzero(ptr >= 0)
+    while act.shape[0]:
+        p = ptr[act]
+        vp, pp = nxt[p], ptr[p]
+        np.minimum(nxt[act], vp, out=vp)
+        nxt[act] = vp
+        ptr[act] = pp
+        act = act[pp >= 0]
+    return nxt
+
+
+_LEVELS = 512  # deeper nestings take pointer doubling instead of a pass per level
+
+
+def _nest_walk(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> Nesting:
+    """torch's stack walk itself, one event at a time: the fallback for input
+    the vectorised path cannot take, and the reference the tests hold it to."""
     n = int(start.shape[0])
     parent = [-1] * n
     stop = [n] * n
