@@ -151,7 +151,23 @@ def _parse_source(
     if workers > 1 and len(source.text) >= PARALLEL_MIN_BYTES:
         warm(workers)  # likely to decode in parallel: start the workers during the scan
     span = find_events(source.text, source.start, source.path)
-    release_pages(source.text, 0, len(source.text))  # the scan touched every page
+    if not span.quick:
+        release_pages(source.text, 0, len(source.text))  # the scan touched every page
+    try:
+        return _decode_span(source, span, report, workers)
+    except TraceError:
+        if not span.quick:
+            raise
+    # The list found from its edges did not decode: the whole text decides (its error
+    # for a malformed file, the same span, or the one a masked copy shows).
+    span = find_events(source.text, source.start, source.path, quick=False)
+    release_pages(source.text, 0, len(source.text))
+    return _decode_span(source, span, report, workers)
+
+
+def _decode_span(
+    source: Source, span: EventsSpan, report: Progress, workers: int
+) -> tuple[Trace, list[tuple[int, int]], list[int], bytes | None]:
     bounds = chunk_bounds(source.text, span, CHUNK_BYTES)
     report("decode", 0.05)
     try:
