@@ -128,6 +128,12 @@ def test_fallbacks_still_answer_like_the_walk() -> None:
     assert_same(big, big + np.uint64(0), np.zeros(3, np.int64))
     assert_same(np.array([0, 1]), np.array([3.5, 2.0]), np.zeros(2, np.int64))
     assert_same(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    top = np.iinfo(np.int64).max  # start + 1 would overflow: the two-comparison test
+    assert_same(
+        np.array([top - 2, top - 1, top, top]),
+        np.array([top, top, top, top]),
+        np.zeros(4, np.int64),
+    )
 
 
 @settings(max_examples=300, deadline=None)

@@ -14,6 +14,7 @@ stack loop kept as the fallback for input outside its precondition; the rest
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,22 +108,33 @@ def _parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray) -> np.ndarray:
     (amortised O(n), like the walk).
     """
     n = s.shape[0]
-    cand = np.arange(-1, n - 1, dtype=np.int64)
+    index = np.int32 if n < 2**31 else np.int64  # narrower gathers
+    cand = np.arange(-1, n - 1, dtype=index)
     cand[new_run] = -1
-    act = np.flatnonzero(cand >= 0)
-    c = cand[act]
-    act = act[(e[c] <= s[act]) | (e[c] < e[act])]
+    fails = _failing(s, e)
+    act = np.flatnonzero(cand >= 0).astype(index)
+    act = act[fails(cand[act], act)]
     rounds = 0
     while act.shape[0] and rounds < _MAX_ROUNDS:
         nc = cand[cand[act]]
         cand[act] = nc
         keep = nc >= 0
         act, nc = act[keep], nc[keep]
-        act = act[(e[nc] <= s[act]) | (e[nc] < e[act])]
+        act = act[fails(nc, act)]
         rounds += 1
     if act.shape[0]:
-        cand = _finish_parents(cand, s, e, act)
-    return cand
+        return _finish_parents(cand, s, e, act)
+    return cand.astype(np.int64)
+
+
+def _failing(s: np.ndarray, e: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``fails(c, i)``: event ``c`` cannot hold event ``i`` (``end_c <= s_i`` or
+    ``end_c < e_i``).  For integer times that is one comparison with
+    ``key_i = max(e_i, s_i + 1)``; floats (and a start at the int64 limit) take two."""
+    if s.dtype.kind == "i" and (s.shape[0] == 0 or int(s.max()) < np.iinfo(np.int64).max):
+        key = np.maximum(e, s + 1)
+        return lambda c, i: e[c] < key[i]
+    return lambda c, i: (e[c] <= s[i]) | (e[c] < e[i])
 
 
 _MAX_ROUNDS = 64
