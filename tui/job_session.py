@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.job import group_paths, name_stem
-from profiling.analysis.job_index import index_in_processes
+from profiling.analysis.job_index import index_in_processes, one_parse_at_a_time
 from profiling.analysis.job_merge import Job, job_of_trace, job_path, load_job
+from profiling.analysis.job_store import read_job, write_in_background
 from profiling.trace import load_trace
 from tui.session import Progress, Session, load_session
 
@@ -28,6 +30,8 @@ class JobSession(Session):
     """A session over a job's merged trace (``job`` has the ranks' places in it)."""
 
     job: Job | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per stage of the load (``bench/bench_job.py`` prints them)."""
 
 
 def job_of(session: Any) -> Job | None:
@@ -57,20 +61,42 @@ class _RankProgress:
 
 def load_job_session(paths: list[str], key: str, progress: Progress | None = None, *,
                      no_cache: bool = False, alignment: str = "clock") -> JobSession:
-    """Load a job's ranks (in parallel) into one session keyed ``key``."""
+    """Load a job's ranks (in parallel) into one session keyed ``key``.
+
+    A job opened before maps its merged index (``job_store``); else big ranks are
+    first parsed in processes of their own (``job_index``), every rank is then
+    mapped (or parsed here, one big one at a time) and merged, and the merged job
+    is written as an index of its own on a background thread."""
     report = progress or (lambda stage, fraction: None)
-    if not no_cache:  # big ranks first parsed in processes of their own (job_index)
+    timings: dict[str, float] = {}
+    clock = [time.perf_counter()]
+
+    def lap(stage: str) -> None:
+        now = time.perf_counter()
+        timings[stage] = now - clock[0]
+        clock[0] = now
+
+    if not no_cache:
+        stored = read_job(paths, alignment, key)
+        lap("job index")
+        if stored is not None:
+            report("done", 1.0)
+            return JobSession(key, AnalysedTrace(stored.trace), job=stored, timings=timings)
         report(f"parsing {len(paths)} ranks", 0.01)
         index_in_processes(paths, lambda done, n: report(f"parsing {n} ranks", 0.8 * done / n))
+        lap("rank indexes")
     ranks = _RankProgress(len(paths), report)
     index = {p: k for k, p in enumerate(paths)}
 
     def load(path: str):  # noqa: ANN202 - a Trace
         return load_trace(path, progress=ranks.of(index[path]), use_cache=not no_cache)
 
-    job = load_job(paths, load, alignment, path=key)
+    job = load_job(paths, one_parse_at_a_time(load, not no_cache), alignment, path=key,
+                   timings=timings)
+    if not no_cache and len(job.ranks) == len(paths):  # every rank in it: worth keeping
+        write_in_background(job, paths)
     report("done", 1.0)
-    return JobSession(key, AnalysedTrace(job.trace), job=job)
+    return JobSession(key, AnalysedTrace(job.trace), job=job, timings=timings)
 
 
 def open_targets(paths: list[str], alignment: str = "clock") -> tuple[list[str], Any]:

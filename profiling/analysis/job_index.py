@@ -9,14 +9,23 @@ of their own first, which writes the rank's index (``profiling.trace.cache``) an
 exits; the job then loads every rank by mapping its index (a reopen: well under a
 second a GB).  The cores are shared out: N ranks on C cores each decode on C / N.
 
-Nothing changes without an index (``--no-cache``): the ranks then load on threads,
-as they do with ``ATTN_TUI_JOB_THREADS=1`` (for comparing the two in ``bench``).
+Without an index (``--no-cache``, or ``ATTN_TUI_JOB_THREADS=1`` for comparing the
+two in ``bench``) the ranks load on threads of the loading process, and the big ones
+are parsed there one at a time (``one_parse_at_a_time``): eight 1 GB parses at once
+in one process did not finish in minutes on the 16-core machine.  Each parse's
+loading thread and the decoding pool's result thread need the GIL between every
+pipe read; with eight loads holding it in turn (a 1 GB top-level scan, the column
+build) each of those reads waited out the others' switch intervals (a convoy:
+here three busy threads made one 60 MB load 8x slower, 4.3 s against 0.55 s, and
+1.6 s with a 0.2 ms switch interval).  One parse at a time decodes on every core
+and has no such wait.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
@@ -91,6 +100,29 @@ def _index_one(path: str, workers: int) -> None:
         load_trace(path, workers=workers)
     finally:
         shutdown_pools()
+
+
+_PARSE_LOCK = threading.Lock()
+
+
+def one_parse_at_a_time(load: Callable[[str], Any], use_cache: bool = True,
+                        min_bytes: int = OWN_PROCESS_MIN_BYTES) -> Callable[[str], Any]:
+    """``load`` for ranks loaded on threads of one process: a rank big enough to be
+    decoded on the process pool that has no index to map (or ``use_cache`` is off)
+    waits for any other such parse to end first (see the module's docstring); ranks
+    with an index, and small ranks, load at once."""
+
+    def guarded(path: str) -> Any:
+        try:
+            big = os.stat(path).st_size >= min_bytes
+        except OSError:
+            big = False  # the load says what is wrong
+        if big and (not use_cache or not has_index(path)):
+            with _PARSE_LOCK:
+                return load(path)
+        return load(path)
+
+    return guarded
 
 
 def index_in_processes(

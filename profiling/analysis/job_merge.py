@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import time
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -248,14 +249,17 @@ def why_not_one_job(infos: Sequence[RankInfo | None]) -> str:
 
 
 def load_job(paths: Sequence[str], load: Loader, alignment: str = "clock",
-             path: str | None = None) -> Job:
+             path: str | None = None, timings: dict[str, float] | None = None) -> Job:
     """Load ``paths`` (in parallel) and merge them as one job, in rank order.
 
     Raises ``AttnTuiError`` when the loaded traces are not ranks of one job
     (detection read only their heads; the metadata has the last word).  A rank that
     fails to load is left out with a warning, as long as two ranks are left; else
-    the first failure is raised."""
+    the first failure is raised.  ``timings`` gets the seconds of the loads and of
+    the merge."""
+    start = time.perf_counter()
     loaded = load_each(paths, load)
+    loads_done = time.perf_counter()
     failed = [(p, x) for p, x in zip(paths, loaded, strict=True) if isinstance(x, Exception)]
     if failed and len(paths) - len(failed) < 2:
         raise failed[0][1]
@@ -280,6 +284,9 @@ def load_job(paths: Sequence[str], load: Loader, alignment: str = "clock",
     job = merge_ranks(traces, [infos[i] for i in order], offsets,  # type: ignore[misc]
                       path or job_path(paths), alignment, note)
     job.trace.warnings[:0] = [f"{p}: {_line(x)} (left out of the job)" for p, x in failed]
+    if timings is not None:
+        timings["load ranks"] = loads_done - start
+        timings["merge"] = time.perf_counter() - loads_done
     return job
 
 
