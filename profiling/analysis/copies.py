@@ -62,12 +62,13 @@ def copy_stats(trace: Trace, links: Links, regions: Regions) -> list[CopyStats]:
     by_name: dict[int, list[int]] = {}
     for j, nid in enumerate(trace.name_id[rows].tolist()):
         by_name.setdefault(nid, []).append(j)
+    op = links.op[rows]  # the launchers' names, looked up at once (not row by row)
+    op_name = np.where(op >= 0, trace.name_id[np.maximum(op, 0)], -1).tolist()
     out = []
     for nid, members in by_name.items():
         sel = rows[members]
         ops = Counter(
-            trace.strings[int(trace.name_id[o])] if o >= 0 else UNKNOWN_LAUNCHER
-            for o in links.op[sel].tolist()
+            trace.strings[op_name[j]] if op_name[j] >= 0 else UNKNOWN_LAUNCHER for j in members
         )
         seen: dict[str, None] = {}
         for j in members:

@@ -176,22 +176,30 @@ class Regions:
         out: list[list[str]] = [[] for _ in range(gpu_rows.shape[0])]
         if not self.instances or gpu_rows.shape[0] == 0:
             return out
-        lo = np.array([i.launch_lo for i in self.instances], dtype=np.int64)
-        hi = np.array([i.launch_hi for i in self.instances], dtype=np.int64)
+        k = len(self.instances)
+        fields4 = operator.attrgetter("start_ns", "end_ns", "launch_lo", "launch_hi")
+        table = np.array([fields4(v) for v in self.instances], dtype=np.int64).reshape(k, 4)
+        codes: dict[str, int] = {}
+        group = np.array([codes.setdefault(v.group, len(codes)) for v in self.instances],
+                         dtype=np.int64)
+        lo, hi = table[:, 2], table[:, 3]
         positions = concat_ranges(lo, hi)
         owners = range_owner(lo, hi)
         where = np.full(links.launch.shape[0], -1, dtype=np.int64)
         where[gpu_rows] = np.arange(gpu_rows.shape[0])
         hit = where[links.by_launch[positions]]
         keep = hit >= 0
-        pairs = sorted(
-            zip(hit[keep].tolist(), owners[keep].tolist(), strict=True),
-            key=lambda p: (p[0], self.instances[p[1]].start_ns, -self.instances[p[1]].cpu_ns),
-        )
-        for j, k in pairs:
-            group = self.instances[k].group
-            if group not in out[j]:
-                out[j].append(group)
+        hit, owners = hit[keep], owners[keep]
+        # By GPU row, then instance start, longest first; ties keep instance order
+        # (a stable sort, as the sorted() of (row, owner) pairs this replaces).
+        start = table[owners, 0]
+        order = np.lexsort((start - table[owners, 1], start, hit))
+        hit, group = hit[order], group[owners[order]]
+        _, first = np.unique(hit * len(codes) + group, return_index=True)
+        first.sort()  # each (row, group) once, where it first comes
+        names = list(codes)
+        for j, g in zip(hit[first].tolist(), group[first].tolist(), strict=True):
+            out[j].append(names[g])
         return out
 
 
