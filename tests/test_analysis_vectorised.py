@@ -14,9 +14,9 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.copies import UNKNOWN_LAUNCHER, CopyStats, copy_stats
 from profiling.analysis.links import Links
 from profiling.analysis.ranges import concat_ranges, range_owner
-from profiling.analysis.regions import RegionInstance, Regions
+from profiling.analysis.regions import RegionInstance, Regions, _gpu_annotations, region_rows
 from profiling.trace.loader import load_trace
-from profiling.trace.model import Kind, Trace
+from profiling.trace.model import NO_ID, Kind, Trace
 from tests.conftest import SAMPLE_TRACES, real_trace_files
 
 
@@ -79,6 +79,25 @@ def reference_copy_stats(trace: Trace, links: Links, regions: Regions) -> list[C
     return out
 
 
+def reference_gpu_annotations(trace: Trace, rows: np.ndarray) -> np.ndarray:
+    """``regions._gpu_annotations`` as it was: a dict of sums, row by row."""
+    out = np.full(rows.shape[0], -1, dtype=np.int64)
+    gpu_ann = np.flatnonzero(trace.kind == Kind.GPU_ANNOTATION)
+    if gpu_ann.shape[0] == 0:
+        return out
+    ext = trace.external_id
+    by_id: dict[int, int] = {}
+    for r in gpu_ann.tolist():
+        key = int(ext[r])
+        if key != NO_ID:
+            by_id[key] = by_id.get(key, 0) + int(trace.dur_ns[r])
+    for j, r in enumerate(rows.tolist()):
+        key = int(ext[r])
+        if key != NO_ID and key in by_id:
+            out[j] = by_id[key]
+    return out
+
+
 def same_copies(got: list[CopyStats], want: list[CopyStats]) -> None:
     assert [c.as_json() for c in got] == [c.as_json() for c in want]
     for a, b in zip(got, want, strict=True):
@@ -98,6 +117,9 @@ def test_containing_as_before(path: Path) -> None:
     same_copies(
         copy_stats(a.trace, a.links, a.regions), reference_copy_stats(a.trace, a.links, a.regions)
     )
+    trace = a.trace
+    for rows in (region_rows(trace), np.arange(len(trace))):
+        assert np.array_equal(_gpu_annotations(trace, rows), reference_gpu_annotations(trace, rows))
 
 
 def test_containing_ties_and_nesting() -> None:
@@ -130,3 +152,28 @@ def test_containing_ties_and_nesting() -> None:
     same_copies(
         copy_stats(a.trace, a.links, regions), reference_copy_stats(a.trace, a.links, regions)
     )
+
+
+def test_gpu_annotations_shared_and_missing_ids() -> None:
+    """Several GPU annotations per External id (summed), ids absent on either side,
+    and NO_ID rows: as the dict of sums had them."""
+    trace = load_trace(SAMPLE_TRACES / "naive.json.gz")
+    rng = np.random.default_rng(9)
+    n = len(trace)
+    for _ in range(20):
+        kind = trace.kind.copy()
+        ann = rng.random(n) < 0.3
+        kind[ann] = int(Kind.GPU_ANNOTATION)
+        ext = rng.integers(0, 40, n).astype(np.int64)
+        ext[rng.random(n) < 0.2] = NO_ID
+        t = Trace(
+            **{
+                **{f: getattr(trace, f) for f in trace.__dataclass_fields__},
+                "kind": kind,
+                "external_id": ext,
+            }
+        )
+        rows = rng.integers(0, n, 500)
+        got = _gpu_annotations(t, rows)
+        assert np.array_equal(got, reference_gpu_annotations(t, rows))
+        assert (got >= 0).any() and (got == -1).any()

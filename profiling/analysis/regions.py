@@ -338,14 +338,17 @@ def _gpu_annotations(trace: Trace, rows: np.ndarray) -> np.ndarray:
     gpu_ann = np.flatnonzero(trace.kind == Kind.GPU_ANNOTATION)
     if gpu_ann.shape[0] == 0:
         return out
-    ext = trace.external_id
-    by_id: dict[int, int] = {}
-    for r in gpu_ann.tolist():
-        key = int(ext[r])
-        if key != NO_ID:
-            by_id[key] = by_id.get(key, 0) + int(trace.dur_ns[r])
-    for j, r in enumerate(rows.tolist()):
-        key = int(ext[r])
-        if key != NO_ID and key in by_id:
-            out[j] = by_id[key]
+    ids = np.asarray(trace.external_id[gpu_ann], dtype=np.int64)
+    durs = np.asarray(trace.dur_ns[gpu_ann], dtype=np.int64)
+    given = ids != NO_ID
+    if not given.any():
+        return out
+    # Summed per External id, then looked up for every instance at once.
+    known, which = np.unique(ids[given], return_inverse=True)
+    sums = np.zeros(known.shape[0], dtype=np.int64)
+    np.add.at(sums, which, durs[given])
+    want = np.asarray(trace.external_id[rows], dtype=np.int64)
+    pos = np.minimum(np.searchsorted(known, want), known.shape[0] - 1)
+    hit = (known[pos] == want) & (want != NO_ID)
+    out[hit] = sums[pos[hit]]
     return out
