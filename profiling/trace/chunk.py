@@ -56,32 +56,41 @@ def chunk_columns(
 ) -> Chunk | None:
     """Column-wise extraction: a few list comprehensions, no per-event branching.
 
+    Values that repeat (phases, names, categories, (pid, tid) pairs) are looked up
+    once per event in a dict that numbers them (``_Numbering``), and anything more
+    (a phase's code, a digit-string pid read as a number) is worked out once per
+    distinct value: this runs on every event of the trace, in the decoding workers.
+
     None when ``events`` hold numbers too large to give exact nanoseconds (the
     caller decodes them again keeping more of their text: see events.py).
     """
     n_entries = len(events)
+    phase_ids, phases = _numbered([e.ph for e in events])
+    is_meta = np.array([p == "M" for p in phases], dtype=bool)
+    drop = is_meta | np.array([p == "\x00" for p in phases], dtype=bool)
     meta = [
         MetaEvent(e.name, _as_number(e.pid), _as_number(e.tid), e.args.name, e.args.labels,
                   e.args.sort_index)
-        for e in events
-        if e.ph == "M"
+        for e in map(events.__getitem__, np.flatnonzero(is_meta[phase_ids]).tolist())
     ]
     entry = np.arange(n_entries, dtype=np.int64)
-    rows: list[AnyEvent] = list(events)
+    rows: list[AnyEvent] = events  # type: ignore[assignment]
     if meta or placeholders:  # rows exclude M events and skipped entries
-        keep = [i for i, e in enumerate(events) if e.ph != "M" and e.ph != "\x00"]
-        rows = [events[i] for i in keep]
-        entry = np.asarray(keep, dtype=np.int64)
+        keep = np.flatnonzero(~drop[phase_ids])
+        rows = [events[i] for i in keep.tolist()]
+        entry = keep.astype(np.int64)
+        phase_ids = phase_ids[keep]
     times = _times(rows, warnings)
     if times is None:
         return None
-    strings: dict[str, int] = {"": 0}
+    strings = _Numbering({"": 0})
     args = [e.args for e in rows]
-    pid = _ids([e.pid for e in rows])
-    tid = _ids([e.tid for e in rows])
-    keys = list(zip(pid, tid, strict=True))
-    lane_keys = {key: i for i, key in enumerate(dict.fromkeys(keys))}
-    ph = _phase_codes([e.ph for e in rows])
+    pids, tids = [e.pid for e in rows], [e.tid for e in rows]
+    pair_ids, pairs = _numbered(list(zip(pids, tids, strict=True)))
+    lane_keys = _Numbering()  # pid/tid with digit strings read as numbers: old Kineto
+    pair_lane = np.array([lane_keys[(_as_number(p), _as_number(t))] for p, t in pairs],
+                         dtype=np.int32)
+    ph = _phase_codes(phases)[phase_ids]
     correlation = int_column([a.correlation for a in args])
     for i in np.flatnonzero(np.isin(ph, _FLOW_CODES)).tolist():  # flows carry their id in "id"
         flow_id = _as_int_id(rows[i].id)
@@ -90,7 +99,6 @@ def chunk_columns(
     old = external_id == -1
     if old.any():
         external_id[old] = int_column([a.external_id_old for a in args])[old]
-    n = len(rows)
     return Chunk(
         n_entries=n_entries,
         entry=entry,
@@ -104,7 +112,7 @@ def chunk_columns(
         correlation=correlation,
         external_id=external_id,
         stream=int_column([a.stream for a in args]),
-        lane=np.fromiter(map(lane_keys.__getitem__, keys), dtype=np.int32, count=n),
+        lane=pair_lane[pair_ids],
         strings=list(strings),
         lane_keys=list(lane_keys),
         meta=meta,
@@ -112,6 +120,22 @@ def chunk_columns(
         warnings=warnings,
         exact_times=bool(rows) and not isinstance(rows[0], Event),
     )
+
+
+class _Numbering(dict):  # type: ignore[type-arg]
+    """value -> its number in order of first sight; numbering a new value is the only
+    Python-level call (``__missing__``), so a lookup per event stays in C."""
+
+    def __missing__(self, key: Any) -> int:
+        number = self[key] = len(self)
+        return number
+
+
+def _numbered(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Each value's number (int32), and the distinct values in order of first sight."""
+    numbers = _Numbering()
+    ids = np.fromiter(map(numbers.__getitem__, values), dtype=np.int32, count=len(values))
+    return ids, list(numbers)
 
 
 def exact_chunk_columns(
@@ -149,29 +173,13 @@ def _field_ns(values: list[Any], as_text: bool) -> tuple[np.ndarray, np.ndarray,
 _FLOW_CODES = np.array([ord("s"), ord("t"), ord("f")], dtype=np.uint8)
 
 
-def _intern(values: list[str], ids: dict[str, int]) -> np.ndarray:
-    for s in dict.fromkeys(values):
-        if s not in ids:
-            ids[s] = len(ids)
+def _intern(values: list[str], ids: _Numbering) -> np.ndarray:
     return np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
 
 
 def _phase_codes(phases: list[str]) -> np.ndarray:
-    """ord() of each phase letter (0 when absent), computed once per distinct phase."""
-    code = {p: (ord(p[0]) if p and ord(p[0]) < 256 else 0) for p in dict.fromkeys(phases)}
-    return np.fromiter(map(code.__getitem__, phases), dtype=np.uint8, count=len(phases))
-
-
-def _ids(values: list[int | str]) -> list[Any]:
-    """pid/tid values, with digit strings read as the integers they spell.
-
-    Old Kineto wrote some tids as strings and others as ints for one thread.
-    """
-    distinct = dict.fromkeys(values)
-    if not any(type(v) is str for v in distinct):
-        return values
-    as_number = {v: _as_number(v) for v in distinct}
-    return list(map(as_number.__getitem__, values))
+    """ord() of each distinct phase's letter (0 when absent or beyond one byte)."""
+    return np.array([ord(p[0]) if p and ord(p[0]) < 256 else 0 for p in phases], dtype=np.uint8)
 
 
 def _as_number(value: Any) -> Any:

@@ -99,22 +99,20 @@ def _decode_chunk(
     epoch-sized decimals); otherwise numbers are tried first and the text only
     when a number cannot give exact nanoseconds.
     """
-    raw = text[lo:hi]
-    stop = _content_end(raw)
+    stop = _content_end(text, lo, hi)
     warnings: list[str] = []
     end = lo + stop
-    if stop and raw[stop - 1 : stop] == b",":  # chunks are cut after the comma between events
+    if stop and text[lo + stop - 1 : lo + stop] == b",":  # cut after the comma between events
         stop -= 1
-    if not raw[:stop].strip():
+    if _NON_BLANK.search(text, lo, lo + stop) is None:
         return _no_events(lo)
-    body = memoryview(raw)[:stop]
-    doc = b"".join((b"[", body, b"]"))
+    doc = b"".join((b"[", memoryview(text)[lo : lo + stop], b"]"))  # the one copy of the text
     level = 1 if exact else 0
     events = _typed(doc, level)
     if events is None and last and open_end:
         unfinished = _structure_error(doc)
         if unfinished is not None:  # cut back to the last complete event
-            doc, end = _repair_cut(bytes(body), lo, where, warnings, unfinished)
+            doc, end = _repair_cut(doc[1:-1], lo, where, warnings, unfinished)
             events = _typed(doc, level)
     while events is not None:
         chunk = chunk_columns(events, end, warnings)
@@ -144,12 +142,15 @@ def _no_events(end: int) -> Chunk:
     return exact_chunk_columns([], end, [])
 
 
-def _content_end(raw: bytes) -> int:
-    """Length of ``raw`` without trailing whitespace (no copy of the bytes)."""
-    stop = len(raw)
-    while stop and raw[stop - 1] in b" \t\r\n\x00":
+def _content_end(text: bytes | mmap.mmap, lo: int, hi: int) -> int:
+    """Length of ``text[lo:hi]`` without trailing whitespace (no copy of the bytes)."""
+    stop = hi
+    while stop > lo and text[stop - 1] in b" \t\r\n\x00":
         stop -= 1
-    return stop
+    return stop - lo
+
+
+_NON_BLANK = re.compile(rb"\S")  # \s is what bytes.strip() strips
 
 
 def chunk_entries(text: bytes | mmap.mmap, lo: int, hi: int) -> list[msgspec.Raw]:
