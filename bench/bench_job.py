@@ -1,22 +1,31 @@
 """Opening a job of N ranks against loading its largest rank alone (issue 14's goal).
 
     python bench/bench_job.py --make /tmp/job8 --ranks 8 --size-mb 1000 --seed SEED.json[.gz]
-    python bench/bench_job.py /tmp/job8 [--repeat 1] [--size 140x45] [--no-tui]
+    python bench/bench_job.py /tmp/job8 [--repeat 1] [--size 140x45] [--no-tui] [--no-threads]
 
 ``--make`` writes N rank traces ``rank<k>.json`` (``bench/make_big_trace.py`` from
 SEED, each with ``distributedInfo`` rank k of N) and exits.  Then, side by side in
 one run, each in a fresh process and with the same page-cache state (every file
-read once before timing), first open (no index) and reopen (the indexes mapped):
+read once before timing), first open (no index: the ranks' and the job's are
+removed) and reopen (the indexes mapped):
 
 - rank:        ``load_trace`` of the largest rank alone, plus its timeline model
                (what its first frame needs);
-- job:         every rank loaded in parallel and merged (``tui.job_session``: big
-               ranks first parsed in processes of their own), plus the merged
-               timeline model; on first open also with every rank on a thread of
-               one process (``ATTN_TUI_JOB_THREADS=1``), to compare;
+- job:         ``tui.job_session.load_job_session`` plus the merged timeline model:
+               on first open big ranks parsed in processes of their own, mapped,
+               merged (the merged job is then written as an index of its own, off
+               the measured path); on reopen the merged index mapped; each job
+               line says its stages;
+- threads:     on first open also with every rank loaded in the one process
+               (``ATTN_TUI_JOB_THREADS=1``: big ranks parsed there one at a time),
+               to compare (``--no-threads`` skips it);
 - first frame: ``attn-tui open DIR`` in a private tmux server until the screen shows
                the job's first lanes (``bench/tui_first_frame.py``'s harness;
                ``--no-tui`` skips it), and ``attn-tui open LARGEST`` the same way.
+
+Every measured process has a time limit (``--limit``, default 20x the rank's load,
+at least 120 s); one that passes it dumps its threads' stacks (``faulthandler``)
+into the file the bench names, is killed, and the bench goes on.
 
 The goal: the job's first frame within the largest rank's load plus 20 % on a
 machine with 8 or more cores.  Two ratios say it: job frame / rank load (the
@@ -44,7 +53,13 @@ from tui_first_frame import clear_cache, time_first_frame  # noqa: E402
 
 from profiling.analysis.job_index import THREADS_ENV  # noqa: E402
 
-_RANK = r"""
+_GUARD = r"""
+import faulthandler, os, sys
+_stacks = open(os.environ["BENCH_STACKS"], "w")
+faulthandler.dump_traceback_later(float(os.environ["BENCH_LIMIT"]), exit=True, file=_stacks)
+"""
+
+_RANK = _GUARD + r"""
 import json, sys, time
 t = time.perf_counter()
 from profiling.trace import load_trace
@@ -56,18 +71,22 @@ labels = [s.label for s in model.rows[:12] if s.kind in ("group", "lane")][:2]
 print(json.dumps({"wall": wall, "labels": labels}))
 """
 
-_JOB = r"""
+_JOB = _GUARD + r"""
 import json, sys, time
 t = time.perf_counter()
 from tui.job_session import open_targets, load_job_session
 from tui.timeline_model import TimelineModel
+imported = time.perf_counter() - t
 targets, _ = open_targets(sys.argv[1:])
 assert len(targets) == 1, targets
 session = load_job_session(sys.argv[1:], targets[0])
+t_model = time.perf_counter()
 model = TimelineModel(session.trace)
 wall = time.perf_counter() - t
+stages = {"import": imported, **session.timings, "timeline": time.perf_counter() - t_model}
 labels = [s.label for s in model.rows[:12] if s.kind in ("group", "lane")][:2]
-print(json.dumps({"wall": wall, "labels": labels, "rows": len(session.trace)}))
+print(json.dumps({"wall": wall, "labels": labels, "rows": len(session.trace),
+                  "stages": stages}), flush=True)
 """
 
 
@@ -103,12 +122,50 @@ def make(folder: Path, ranks: int, size_mb: float, seed: Path) -> None:
         print(f"{path.name}: {written / 1e6:.0f} MB, {n} events, rank {k}")
 
 
-def _run(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          check=False, env={**os.environ, **(env or {})})
+class TimedOut(Exception):
+    """A measured process passed its limit (its threads' stacks are in ``stacks``)."""
+
+    def __init__(self, limit: float, stacks: str) -> None:
+        super().__init__(f"did not finish in {limit:.0f} s; its threads' stacks: {stacks}")
+
+
+def _run(code: str, *args: str, limit: float, env: dict[str, str] | None = None) -> dict:
+    """Run ``code`` in a fresh interpreter; its last stdout line as JSON.  Past
+    ``limit`` seconds its stacks go to a file (``faulthandler``) and ``TimedOut``."""
+    fd, stacks = tempfile.mkstemp(prefix="bench-job-stacks-", suffix=".txt")
+    os.close(fd)
+    extra = {"BENCH_LIMIT": str(limit), "BENCH_STACKS": stacks, **(env or {})}
+    try:
+        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                              text=True, check=False, env={**os.environ, **extra},
+                              timeout=limit + 30)
+    except subprocess.TimeoutExpired:
+        raise TimedOut(limit, stacks) from None
     if done.returncode != 0:
+        if os.path.getsize(stacks):
+            raise TimedOut(limit, stacks)
         raise RuntimeError(done.stderr.strip()[-2000:])
+    os.unlink(stacks)
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _clear(paths: list[Path]) -> None:
+    """No index of any rank, nor of the job (either alignment): a first open."""
+    from profiling.analysis.job import ALIGNMENTS, group_paths
+    from profiling.analysis.job_store import job_prefix
+    from profiling.trace.cache_store import list_entries, remove_entry
+
+    for p in paths:
+        clear_cache(p)
+    groups = group_paths([str(p) for p in paths])
+    prefixes = tuple(job_prefix(g, a) for g in groups for a in ALIGNMENTS)
+    for entry in list_entries():
+        if entry.folder.name.startswith(prefixes):
+            remove_entry(entry.folder)
+
+
+def _stages(job: dict) -> str:
+    return ", ".join(f"{k} {v:.2f}s" for k, v in job.get("stages", {}).items())
 
 
 def _read_all(paths: list[Path]) -> None:
@@ -123,7 +180,7 @@ def _traces(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")))
 
 
-def main() -> int:
+def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", type=Path)
     ap.add_argument("--make", action="store_true", help="write the rank traces and exit")
@@ -133,55 +190,81 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--size", default="140x45", help="terminal size WxH")
     ap.add_argument("--no-tui", action="store_true", help="skip the tmux first frame")
+    ap.add_argument("--no-threads", action="store_true",
+                    help=f"skip the first open with {THREADS_ENV}=1")
+    ap.add_argument("--limit", type=float, help="seconds a measured process may take")
     args = ap.parse_args()
+    if args.make and args.seed is None:
+        ap.error("--make needs --seed")
+    return args
+
+
+Run = tuple[float, float, "float | None", "float | None"]
+
+
+def _measure(label: str, paths: list[Path], args: argparse.Namespace,
+             limit: float | None) -> tuple[Run, float | str | None, float]:
+    """One first open or reopen: rank load, job load, (threads), frames."""
+    largest = max(paths, key=lambda p: p.stat().st_size)
+    first = label == "first open"
+    if first:
+        _clear(paths)
+    rank = _run(_RANK, str(largest), limit=limit or 600.0)
+    limit = limit or max(120.0, 20 * rank["wall"])
+    if first:
+        _clear(paths)
+    job = _run(_JOB, *map(str, paths), limit=limit)
+    print(f"{label}: rank load {rank['wall']:.2f}s, job load {job['wall']:.2f}s "
+          f"({_stages(job)})", flush=True)
+    threads: float | str | None = None
+    if first and not args.no_threads:  # the same, every rank loaded in this one process
+        _clear(paths)
+        try:
+            threads = _run(_JOB, *map(str, paths), limit=limit, env={THREADS_ENV: "1"})["wall"]
+        except TimedOut as exc:
+            threads = str(exc)
+        print(f"{label}, {THREADS_ENV}=1: " + (f"job load {threads:.2f}s" if isinstance(
+            threads, float) else str(threads)), flush=True)
+    frame = rank_frame = None
+    if not args.no_tui:
+        w, h = (int(x) for x in args.size.lower().split("x"))
+        if first:
+            _clear(paths)
+        frame = time_first_frame(paths[0].parent, job["labels"], (w, h), job["wall"])
+        if first:
+            clear_cache(largest)
+        rank_frame = time_first_frame(largest, rank["labels"], (w, h), rank["wall"])
+        print(f"{label}: first frames: job {frame:.2f}s, rank {rank_frame:.2f}s", flush=True)
+    return (rank["wall"], job["wall"], frame, rank_frame), threads, limit
+
+
+def main() -> int:
+    args = _args()
     if args.make:
-        if args.seed is None:
-            ap.error("--make needs --seed")
         make(args.folder, args.ranks, args.size_mb, args.seed)
         return 0
     folder = args.folder.resolve()
     paths = _traces(folder)
     largest = max(paths, key=lambda p: p.stat().st_size)
     _read_all(paths)
-    w, h = (int(x) for x in args.size.lower().split("x"))
-    runs: dict[str, list[tuple[float, float, float | None, float | None]]] = {
-        "first open": [], "reopen": []}
-    on_threads: list[float] = []
+    runs: dict[str, list[Run]] = {"first open": [], "reopen": []}
+    on_threads: list[float | str] = []
+    limit = args.limit
     for _ in range(args.repeat):
         for label in runs:
-            if label == "first open":
-                for p in paths:
-                    clear_cache(p)
-            rank = _run(_RANK, str(largest))
-            if label == "first open":
-                for p in paths:
-                    clear_cache(p)
-            job = _run(_JOB, *map(str, paths))
-            print(f"{label}: rank load {rank['wall']:.2f}s, job load {job['wall']:.2f}s",
-                  flush=True)
-            threads = None
-            if label == "first open":  # the same, every rank on a thread of one process
-                for p in paths:
-                    clear_cache(p)
-                threads = _run(_JOB, *map(str, paths), env={THREADS_ENV: "1"})["wall"]
-            frame = rank_frame = None
-            if not args.no_tui:
-                if label == "first open":
-                    for p in paths:
-                        clear_cache(p)
-                frame = time_first_frame(folder, job["labels"], (w, h), job["wall"])
-                if label == "first open":
-                    clear_cache(largest)
-                rank_frame = time_first_frame(largest, rank["labels"], (w, h), rank["wall"])
-                print(f"{label}: first frames: job {frame:.2f}s, rank {rank_frame:.2f}s",
-                      flush=True)
-            runs[label].append((rank["wall"], job["wall"], frame, rank_frame))
+            run, threads, limit = _measure(label, paths, args, limit)
+            runs[label].append(run)
             if threads is not None:
                 on_threads.append(threads)
     total = sum(p.stat().st_size for p in paths) / 1e6
     print(f"job: {len(paths)} ranks, {total:.0f} MB in all, largest {largest.name} "
           f"{largest.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; "
           f"{args.repeat} run(s), medians")
+    _table(runs, on_threads)
+    return 0
+
+
+def _table(runs: dict[str, list[Run]], on_threads: list[float | str]) -> None:
     print(f"  {'':12}{'rank load':>10}{'job load':>10}{'ratio':>7}{'rank frame':>11}"
           f"{'job frame':>10}{'/load':>7}{'/frame':>7}   goal: job frame <= 1.2 x rank load")
     for label, rs in runs.items():
@@ -195,12 +278,15 @@ def main() -> int:
             line += (f"{rank_frame:10.2f}s{frame:9.2f}s{frame / rank:7.2f}"
                      f"{frame / rank_frame:7.2f}")
         print(line)
-    if on_threads:
-        t = statistics.median(on_threads)
-        rank = statistics.median(r[0] for r in runs["first open"])
-        print(f"  first open, every rank on a thread of one process ({THREADS_ENV}=1): "
-              f"job load {t:.2f}s, ratio {t / rank:.2f}")
-    return 0
+    done = [t for t in on_threads if isinstance(t, float)]
+    rank = statistics.median(r[0] for r in runs["first open"])
+    if done:
+        t = statistics.median(done)
+        print(f"  first open, every rank loaded in one process ({THREADS_ENV}=1, big ranks "
+              f"parsed one at a time): job load {t:.2f}s, ratio {t / rank:.2f}")
+    for failed in on_threads:
+        if isinstance(failed, str):
+            print(f"  first open, {THREADS_ENV}=1: {failed}")
 
 
 if __name__ == "__main__":

@@ -64,6 +64,59 @@ class JobRank:
     metadata: dict[str, Any] = field(repr=False)
 
 
+PIECE_ROWS = 1 << 22
+"""Rows per piece of a column pass spread over threads (numpy releases the GIL)."""
+
+
+def pieces(n: int, size: int = PIECE_ROWS) -> list[slice]:
+    """``range(n)`` cut into slices of at most ``size`` rows."""
+    return [slice(lo, min(lo + size, n)) for lo in range(0, n, size)] or [slice(0, 0)]
+
+
+def on_threads(fn: Any, items: Sequence[Any]) -> list[Any]:
+    """``fn`` over ``items`` on a few threads, in order (numpy passes run in parallel)."""
+    if len(items) < 2:
+        return [fn(x) for x in items]
+    workers = max(1, min(len(items), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attn-tui job pass") as ex:
+        return list(ex.map(fn, items))
+
+
+@dataclass
+class JobTrace(Trace):
+    """A merged trace: a ``Trace`` whose first start and last end are computed once,
+    on every core, or known from the job's index.  The timeline asks for both as it
+    opens; on eight 1 GB ranks each was a pass over 25 M rows (and a 200 MB
+    temporary) on one core.  ``dataclasses.replace`` (re-alignment) drops them, as
+    its times move."""
+
+    @property
+    def start_ns(self) -> int:
+        return self.bounds()[0]
+
+    @property
+    def end_ns_max(self) -> int:
+        return self.bounds()[1]
+
+    def bounds(self) -> tuple[int, int]:
+        """(first start, last end) of the rows, in ns; (0, 0) with no rows."""
+        known = getattr(self, "_bounds", None)
+        if known is None:
+            n = len(self)
+
+            def one(part: slice) -> tuple[int, int]:
+                ts = self.ts_ns[part]
+                return int(ts.min()), int((ts + self.dur_ns[part]).max())
+
+            found = on_threads(one, pieces(n)) if n else [(0, 0)]
+            known = (min(a for a, _ in found), max(b for _, b in found))
+            self.set_bounds(known)
+        return known  # type: ignore[no-any-return]
+
+    def set_bounds(self, bounds: tuple[int, int]) -> None:
+        object.__setattr__(self, "_bounds", (int(bounds[0]), int(bounds[1])))
+
+
 @dataclass
 class Job:
     """A merged trace and where each rank lies in it."""
@@ -141,33 +194,32 @@ class _Part:
     remap: np.ndarray
 
 
-def _fill(key: str, out: np.ndarray, parts: list[_Part]) -> None:
-    """Column ``key`` of every rank written into ``out`` (one pass, in place)."""
-    for p in parts:
-        src = getattr(p.trace, key)
-        dst = out[p.rows : p.rows + src.shape[0]]
-        if key in ("name_id", "cat_id"):
-            np.take(p.remap, src, out=dst)
-            continue
+def _fill(key: str, out: np.ndarray, p: _Part) -> None:
+    """Rank ``p``'s column ``key`` written into its rows of ``out`` (one pass)."""
+    src = getattr(p.trace, key)
+    dst = out[p.rows : p.rows + src.shape[0]]
+    if key in ("name_id", "cat_id"):
+        np.take(p.remap, src, out=dst)
+    elif key == "ts_ns" and p.offset_ns:
+        np.add(src, np.int64(p.offset_ns), out=dst)
+    elif key == "lane" and p.lane0:
+        np.add(src, np.int32(p.lane0), out=dst)
+    elif key == "source_index" and p.entries:
+        np.add(src, np.int64(p.entries), out=dst)
+    elif key in ("correlation", "external_id") and p.k:
         dst[...] = src
-        if key == "ts_ns" and p.offset_ns:
-            dst += np.int64(p.offset_ns)
-        elif key == "lane" and p.lane0:
-            dst += np.int32(p.lane0)
-        elif key == "source_index" and p.entries:
-            dst += np.int64(p.entries)
-        elif key in ("correlation", "external_id") and p.k:
-            dst[dst != NO_ID] += np.int64(p.k * ID_STRIDE)
+        np.add(dst, np.int64(p.k * ID_STRIDE), out=dst, where=dst != NO_ID)
+    else:
+        dst[...] = src
 
 
 def _columns(parts: list[_Part], total: int) -> dict[str, np.ndarray]:
-    """Every column of the merged trace; columns fill in parallel (numpy copies
-    release the GIL, and memory bandwidth is the limit at 8 GB of ranks)."""
+    """Every column of the merged trace, each rank's piece of each column on a thread
+    of its own (numpy copies release the GIL; memory bandwidth is the limit at 8 GB
+    of ranks, and one thread per column left the biggest columns last)."""
     out = {key: np.empty(total, dtype=dtype) for key, dtype in _COLUMNS.items()}
-    workers = max(1, min(len(out), os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attn-tui load merge") as ex:
-        for f in [ex.submit(_fill, key, col, parts) for key, col in out.items()]:
-            f.result()
+    on_threads(lambda task: _fill(task[0], out[task[0]], task[1]),
+               [(key, p) for key in out for p in parts])
     return out
 
 
@@ -206,7 +258,7 @@ def merge_ranks(traces: Sequence[Trace], infos: Sequence[RankInfo], offsets: Seq
     metadata["distributedInfo"] = {"backend": backend, "world_size": world}
     metadata[JOB_KEY] = {"ranks": [r.rank for r in ranks], "paths": [r.path for r in ranks],
                          "alignment": alignment, "offsets_ns": [r.offset_ns for r in ranks]}
-    trace = Trace(
+    trace = JobTrace(
         path=path, n_entries=entries, strings=list(table), **cols,
         lanes=lanes, lane_start=np.concatenate(starts).astype(np.int64), groups=groups,
         metadata=metadata, warnings=warnings,

@@ -31,7 +31,6 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,15 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from profiling.analysis.job_merge import JOB_ATTR, Job, JobArgs, JobRank
+from profiling.analysis.job_merge import (
+    JOB_ATTR,
+    Job,
+    JobArgs,
+    JobRank,
+    JobTrace,
+    on_threads,
+    pieces,
+)
 from profiling.trace.cache import LOADER_VERSION, MIN_CACHE_BYTES, cache_key
 from profiling.trace.cache_store import (
     ENTRY_FILE,
@@ -82,6 +89,7 @@ class _Meta(msgspec.Struct):
     alignment_note: str
     world_size: int | None
     backend: str
+    bounds: tuple[int, int]
 
 
 def _sha(text: str) -> str:
@@ -176,10 +184,11 @@ def _job_from(meta: _Meta, columns: dict[str, np.ndarray], paths: Sequence[str],
              for r in meta.ranks]
     check(meta, columns, lanes, groups, ranks)
     sources = [LazyRankArgs(r.path) for r in ranks]
-    trace = Trace(path=key, n_entries=meta.n_entries, strings=meta.strings, lanes=lanes,
+    trace = JobTrace(path=key, n_entries=meta.n_entries, strings=meta.strings, lanes=lanes,
                   groups=groups, metadata=meta.metadata, warnings=list(meta.warnings),
                   args_source=JobArgs(sources, [r.entries[0] for r in ranks]),
                   **columns)  # type: ignore[arg-type]
+    trace.set_bounds(meta.bounds)
     job = Job(trace, ranks, meta.alignment, meta.alignment_note, meta.world_size, meta.backend)
     object.__setattr__(trace, JOB_ATTR, job)
     return job
@@ -207,17 +216,21 @@ def check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane], groups
               "source_index": meta.n_entries, "kind": len(Kind), "device_type": len(DeviceType),
               "dur_ns": None, "depth": None}
 
-    def bad(name: str) -> bool:
+    def bad(task: tuple[str, slice]) -> bool:
+        name, part = task
         column = columns[name]
+        if name == "lane":  # sorted: each piece, and across pieces (one row of overlap)
+            part = slice(max(part.start - 1, 0), part.stop)
+            piece = column[part]
+            return bool(np.any(piece[1:] < piece[:-1])) or bool(
+                piece.size and (int(piece[0]) < 0 or int(piece[-1]) >= len(lanes)))
+        piece = column[part]
         limit = limits[name]
-        if name == "lane" and np.any(np.diff(column) < 0):
-            return True
-        return bool(n) and (int(column.min()) < 0
-                            or (limit is not None and int(column.max()) >= limit))
+        return bool(piece.size) and (int(piece.min()) < 0
+                                     or (limit is not None and int(piece.max()) >= limit))
 
-    with ThreadPoolExecutor(max_workers=min(len(limits), os.cpu_count() or 1)) as ex:
-        if any(ex.map(bad, limits)):
-            raise ValueError("a column is out of range")
+    if any(on_threads(bad, [(name, part) for name in limits for part in pieces(n)])):
+        raise ValueError("a column is out of range")
     if any(item.index != i or not 0 <= item.group < len(groups) for i, item in enumerate(lanes)):
         raise ValueError("lane table damaged")
     if any(not 0 <= k < len(lanes) for g in groups for k in g.lanes):
@@ -246,7 +259,7 @@ def write_job(job: Job, paths: Sequence[str]) -> Path | None:
                  metadata=trace.metadata, warnings=trace.warnings,
                  ranks=[asdict(r) for r in job.ranks], alignment=job.alignment,
                  alignment_note=job.alignment_note, world_size=job.world_size,
-                 backend=job.backend)
+                 backend=job.backend, bounds=_bounds(trace))
     try:
         for column in COLUMNS:
             np.save(tmp / f"{column}.npy", np.ascontiguousarray(getattr(trace, column)))
@@ -263,6 +276,12 @@ def write_job(job: Job, paths: Sequence[str]) -> Path | None:
         return None
     evict(folder, job_prefix(paths, job.alignment))
     return folder
+
+
+def _bounds(trace: Trace) -> tuple[int, int]:
+    if isinstance(trace, JobTrace):
+        return trace.bounds()
+    return trace.start_ns, trace.end_ns_max
 
 
 _writers: list[threading.Thread] = []
