@@ -30,6 +30,7 @@ from profiling.trace.lenient import (
     loads_lenient,
     mask_for_structure,
 )
+from profiling.trace.reader import populate_pages
 from profiling.trace.split import ends_early, raise_malformed
 
 __all__ = ["Chunk", "chunk_entries", "decode_chunk", "split_entries"]
@@ -106,6 +107,7 @@ def _decode_chunk(
         stop -= 1
     if _NON_BLANK.search(text, lo, lo + stop) is None:
         return _no_events(lo)
+    populate_pages(text, lo, lo + stop)
     doc = b"".join((b"[", memoryview(text)[lo : lo + stop], b"]"))  # the one copy of the text
     level = 1 if exact else 0
     events = _typed(doc, level)

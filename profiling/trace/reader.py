@@ -202,6 +202,27 @@ def gunzip_salvaged(data: bytes, where: str) -> tuple[bytes, bool]:
     return text, cut
 
 
+def populate_pages(text: bytes | mmap.mmap, lo: int, hi: int) -> None:
+    """Map the file pages of ``text[lo:hi]`` in one system call before they are copied.
+
+    Touching a fresh mapping page by page costs a fault per 4 KiB: copying a 16 MB
+    chunk out of it took about 10 ms, against under 3 ms once populated
+    (``MADV_POPULATE_READ``, Linux 5.14; elsewhere this does nothing)."""
+    if not isinstance(text, mmap.mmap):
+        return
+    page = mmap.PAGESIZE
+    start = (lo // page) * page
+    length = min(hi, len(text)) - start
+    if length > 0:
+        try:
+            text.madvise(getattr(mmap, "MADV_POPULATE_READ", _MADV_POPULATE_READ), start, length)
+        except (OSError, ValueError):
+            pass  # an older kernel: the copy faults the pages in as before
+
+
+_MADV_POPULATE_READ = 22  # Linux's value; Python's mmap names it from 3.13 on
+
+
 def release_pages(text: bytes | mmap.mmap, lo: int, hi: int) -> None:
     """Let the kernel drop mapped pages this process has finished parsing.
 
