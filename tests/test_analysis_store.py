@@ -18,6 +18,7 @@ from profiling.analysis.analysed import PARTS, AnalysedTrace
 from profiling.analysis.chains import instance_launches
 from profiling.analysis.findings import trace_findings
 from profiling.analysis.launch_chain import launch_chain
+from profiling.analysis.regions import Regions
 from profiling.trace.cache import cache_dirs, index_of
 from profiling.trace.loader import load_trace
 from tests.conftest import SAMPLE_TRACES, real_trace_files
@@ -32,7 +33,8 @@ def same(a: Any, b: Any, where: str = "") -> None:
         a, b = np.asarray(a), np.asarray(b)
         assert a.dtype == b.dtype and np.array_equal(a, b), where
     elif dataclasses.is_dataclass(a) and not isinstance(a, type):
-        assert type(a) is type(b), where
+        # a reopen's regions are the stored table (StoredRegions), same fields
+        assert type(a) is type(b) or isinstance(a, Regions) and isinstance(b, Regions), where
         for f in dataclasses.fields(a):
             same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
     elif isinstance(a, dict):

@@ -28,6 +28,7 @@ from profiling.analysis.regions import (
     group_name,
     make_instances,
 )
+from profiling.analysis.stored_regions import StoredRegions
 from profiling.trace.model import Trace
 
 Arrays = dict[str, np.ndarray]
@@ -45,13 +46,19 @@ def encode_instances(instances: list[RegionInstance]) -> Arrays:
     return {"instances": table}
 
 
-def decode_instances(trace: Trace, arrays: Arrays) -> list[RegionInstance]:
+def _instance_table(trace: Trace, arrays: Arrays) -> np.ndarray:
+    """The stored instance table, checked: its shape, and rows and lanes in the trace."""
     table = arrays["instances"]
     if table.ndim != 2 or table.shape[1] != len(_INSTANCE_INTS):
         raise ValueError("instance table of the wrong shape")
-    row_col = _INSTANCE_INTS.index("row")
-    _within(table[:, row_col], 0, len(trace))
+    _within(table[:, _INSTANCE_INTS.index("row")], 0, len(trace))
     _within(table[:, _INSTANCE_INTS.index("lane")], 0, len(trace.lanes))
+    return table
+
+
+def decode_instances(trace: Trace, arrays: Arrays) -> list[RegionInstance]:
+    table = _instance_table(trace, arrays)
+    row_col = _INSTANCE_INTS.index("row")
     strings = trace.strings
     named = {i: (strings[i], group_name(strings[i]))  # each distinct name once
              for i in np.unique(trace.name_id[table[:, row_col]]).tolist()}
@@ -114,7 +121,8 @@ def _encode_regions(regions: Regions) -> tuple[Arrays, Any]:
 
 
 def _decode_regions(trace: Trace, arrays: Arrays, doc: Any) -> Regions:
-    return Regions(decode_instances(trace, arrays))
+    """The stored table itself, its instance objects made only when asked for."""
+    return StoredRegions(trace, _instance_table(trace, arrays))
 
 
 def _encode_names(names: tuple[str, ...]) -> tuple[Arrays, Any]:

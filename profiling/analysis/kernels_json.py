@@ -13,6 +13,7 @@ the result byte for byte against ``json.dumps`` on every sample and real trace.
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 from collections.abc import Iterator, Sequence
@@ -20,7 +21,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.instance_kernels import KIND_NAMES, kernel_columns
+from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.launch_chain import ATTRIBUTIONS
 from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import RegionInstance
@@ -74,46 +75,115 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
                        per: int = 2000) -> Iterator[str]:
     """``kernels_json``'s text in pieces of ``per`` instances, to write as they come:
     the text of a 1 GB trace's 38,400 instances is 150 MB, never held at once."""
-    trace = analysed.trace
     if not instances:
         yield "[]"
         return
     cols = kernel_columns(analysed, instances)
     pre, post, combo = _event_texts(analysed, cols.rows, cols.chain, cols.chains,
                                     cols.attribution)
-    origin = trace.start_ns
-    ptr, first = cols.ptr.tolist(), cols.first_ns.tolist()
-    region_text: dict[str, str] = {}
-    head = operator.attrgetter("name", "index", "start_ns", "cpu_ns", "device_ns")
+    names, heads = _instance_heads(analysed, instances, cols)
+    pre_obj = _objects(pre)
+    # An event's closing text: its combination's, then what follows it in its instance.
+    post_obj = _objects([p + tail for p in post for tail in (",\n   ", "\n  ]\n }")])
+    ptr = cols.ptr
     for lo in range(0, len(instances), per):
         hi = min(lo + per, len(instances))
-        a0, b0 = ptr[lo], ptr[hi]
-        starts = _floats(cols.offset_ns[a0:b0] / 1000.0)
-        durs = _floats(trace.dur_ns[cols.rows[a0:b0]] / 1000.0)
-        events = [pre[c] + s + ',\n    "dur_us": ' + d + post[c]
-                  for c, s, d in zip(combo[a0:b0].tolist(), starts, durs, strict=True)]
-        # The instances' own numbers as columns: one repr of a list, not four per instance
-        # (an int over 1000.0 in numpy is the same float64 division Python does).
-        heads = [head(inst) for inst in instances[lo:hi]]
-        ints = np.array([h[1:] for h in heads], dtype=np.int64).reshape(hi - lo, 4)
-        inst_start = _floats((ints[:, 1] - origin) / 1000.0)
-        cpu, device = _floats(ints[:, 2] / 1000.0), _floats(ints[:, 3] / 1000.0)
-        index = ints[:, 0].tolist()
-        gpu = _floats((np.asarray(first[lo:hi], dtype=np.int64) - origin) / 1000.0)
-        out = []
-        for k in range(lo, hi):
-            j = k - lo
-            inst_name = heads[j][0]
-            a, b = ptr[k] - a0, ptr[k + 1] - a0
-            name = region_text.get(inst_name)
-            if name is None:
-                name = region_text[inst_name] = json.dumps(inst_name)
-            gpu_start = "null" if a == b else gpu[j]
-            kernels = "[\n   " + ",\n   ".join(events[a:b]) + "\n  ]" if b > a else "[]"
-            out.append(f'{{\n  "region": {name},\n  "instance": {index[j]!r},\n  '
-                       f'"start_us": {inst_start[j]},\n  '
-                       f'"cpu_time_us": {cpu[j]},\n  '
-                       f'"device_time_us": {device[j]},\n  '
-                       f'"gpu_start_us": {gpu_start},\n  "kernels": {kernels}\n }}')
-        yield ("[\n " if lo == 0 else ",\n ") + ",\n ".join(out)
+        yield _chunk_text(analysed, cols, names[lo:hi], heads[lo:hi], lo, pre_obj, post_obj,
+                          combo[ptr[lo] : ptr[hi]])
     yield "\n]"
+
+
+def _objects(texts: list[str]) -> np.ndarray:
+    """A list of str as a numpy object array (to pick from by index, in C)."""
+    out = np.empty(len(texts), dtype=object)
+    out[:] = texts
+    return out
+
+
+EXACT_NS = 10**15
+"""Below this, ``n / 1000.0`` has at most 15 significant digits, so ``float.__repr__``
+writes exactly its decimal digits (the shortest text that reads back as that float)."""
+
+
+@functools.cache
+def _fractions(suffix: str) -> np.ndarray:
+    """``repr``'s text after the integer part of ``n / 1000.0`` for each ``n % 1000``
+    (``.0``, ``.001``, ``.25`` ...), with ``suffix`` after it."""
+    return _objects([("." + f"{r:03d}".rstrip("0") if r else ".0") + suffix
+                     for r in range(1000)])
+
+
+def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str], np.ndarray]:
+    """``repr(n / 1000.0) + suffix`` of each integer ``n`` in two pieces (the integer
+    part, then the rest): integers are written far faster than floats (``repr`` of
+    a list of ints, one C call), the rest is one of 1000 texts.  Values outside
+    [0, ``EXACT_NS``) take ``repr`` of the float itself (``_floats``)."""
+    ns = np.asarray(ns, dtype=np.int64)
+    if ns.shape[0] == 0:
+        return [], np.empty(0, dtype=object)
+    if int(ns.min()) >= 0 and int(ns.max()) < EXACT_NS:
+        return repr((ns // 1000).tolist())[1:-1].split(", "), _fractions(suffix)[ns % 1000]
+    rest = np.empty(ns.shape[0], dtype=object)
+    rest[:] = suffix
+    return _floats(ns / 1000.0), rest
+
+
+def _instance_heads(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
+                    cols: KernelColumns) -> tuple[list[str], np.ndarray]:
+    """The instances' names, and their own numbers as an int64 table, one row each:
+    index, then in ns: start (from the trace's start), CPU time, GPU time, first GPU
+    start (from the trace's start; -1: none)."""
+    origin = analysed.trace.start_ns
+    head = operator.attrgetter("index", "start_ns", "end_ns", "device_ns")
+    t = np.array([head(inst) for inst in instances], dtype=np.int64).reshape(-1, 4)
+    first = cols.first_ns
+    table = np.stack([t[:, 0], t[:, 1] - origin, t[:, 2] - t[:, 1], t[:, 3],
+                      np.where(first >= 0, first - origin, -1)], axis=1)
+    return [inst.name for inst in instances], table
+
+
+_H, _E = 11, 6
+"""Pieces of text per instance head and per event (``_chunk_text``)."""
+
+
+def _chunk_text(analysed: AnalysedTrace, cols: KernelColumns, names: list[str],
+                heads: np.ndarray, lo: int, pre: np.ndarray, post: np.ndarray,
+                combo: np.ndarray) -> str:
+    """Instances ``lo:lo+len(names)`` as ``json.dumps(indent=1)`` writes them inside the
+    list, with the separator before them: one join of pieces laid out by position
+    (each instance's 11 pieces, then each of its events' 6), every piece made by a
+    C call over a column (``_us_pieces``).  ``pre``/``post``: the texts around an
+    event's numbers by combination (``post``: two per combination, the second for
+    an instance's last event); ``combo``: each event's combination."""
+    k = len(names)
+    ptr = cols.ptr[lo : lo + k + 1]
+    a0, b0 = int(ptr[0]), int(ptr[-1])
+    n = b0 - a0
+    counts = np.diff(ptr)
+    out = np.empty(_H * k + _E * n, dtype=object)
+    at = _H * np.arange(k) + _E * (ptr[:-1] - a0)  # after the instances before and their events
+    region_text: dict[str, str] = {}
+    for name in names:
+        if name not in region_text:
+            region_text[name] = ',\n {\n  "region": ' + json.dumps(name) + ',\n  "instance": '
+    out[at] = [region_text[name] for name in names]
+    if lo == 0:  # the list's opening in place of the separator
+        out[at[0]] = "[\n " + out[at[0]][3:]
+    out[at + 1] = repr(heads[:, 0].tolist())[1:-1].split(", ")
+    out[at + 2] = ',\n  "start_us": '
+    out[at + 3], out[at + 4] = _us_pieces(heads[:, 1], ',\n  "cpu_time_us": ')
+    out[at + 5], out[at + 6] = _us_pieces(heads[:, 2], ',\n  "device_time_us": ')
+    out[at + 7], out[at + 8] = _us_pieces(heads[:, 3], ',\n  "gpu_start_us": ')
+    out[at + 9], out[at + 10] = "null", ',\n  "kernels": []\n }'
+    has = counts > 0
+    if n:
+        out[at[has] + 9], out[at[has] + 10] = _us_pieces(heads[has, 4],
+                                                         ',\n  "kernels": [\n   ')
+        ev = _H * (np.repeat(np.arange(k), counts) + 1) + _E * np.arange(n)
+        last = np.zeros(n, dtype=np.int64)
+        last[ptr[1:][has] - a0 - 1] = 1
+        out[ev] = pre[combo]
+        out[ev + 1], out[ev + 2] = _us_pieces(cols.offset_ns[a0:b0], ',\n    "dur_us": ')
+        out[ev + 3], out[ev + 4] = _us_pieces(analysed.trace.dur_ns[cols.rows[a0:b0]], "")
+        out[ev + 5] = post[2 * combo + last]
+    return "".join(out.tolist())

@@ -26,19 +26,42 @@ def unique_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(matrix, axis=0, return_inverse=True)`` of an integer matrix, faster:
     each column is coded by its sorted distinct values and the codes are combined into
     one int64 per row, most significant column first (so the rows come out in the same
-    order); when the codes could not fit in 63 bits, numpy's own row sort is used."""
+    order); when the codes could not fit in 63 bits, numpy's own row sort is used.
+    Columns and combined codes of a small range are coded by counting, not sorting
+    (``_codes``)."""
     n, width = matrix.shape
     if n == 0 or width == 0:
         found, inverse = np.unique(matrix, axis=0, return_inverse=True)
         return found, np.asarray(inverse).reshape(-1)
     key = np.zeros(n, dtype=np.int64)
     room = 1
+    radices = []
     for j in range(width):
-        values, codes = np.unique(matrix[:, j], return_inverse=True)
+        values, codes = _codes(matrix[:, j])
         room *= int(values.shape[0])
         if room >= 1 << 62:
             found, inverse = np.unique(matrix, axis=0, return_inverse=True)
             return found, np.asarray(inverse).reshape(-1)
-        key = key * int(values.shape[0]) + np.asarray(codes).reshape(-1)
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return matrix[first], np.asarray(inverse).reshape(-1)
+        key = key * int(values.shape[0]) + codes
+        radices.append(values)
+    distinct, inverse = _codes(key)
+    found = np.empty((distinct.shape[0], width), dtype=matrix.dtype)
+    for j in range(width - 1, -1, -1):  # the key's digits back into each column's value
+        values = radices[j]
+        distinct, digit = np.divmod(distinct, values.shape[0])
+        found[:, j] = values[digit]
+    return found, inverse
+
+
+def _codes(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(column, return_inverse=True)``: by counting when the values span a
+    range not much wider than the column (ids, kinds, small codes), else by sorting."""
+    column = np.asarray(column, dtype=np.int64).reshape(-1)
+    lo, hi = int(column.min()), int(column.max())
+    if hi - lo <= 4 * column.shape[0] + 4096:
+        shifted = column - lo
+        present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+        code_of = np.cumsum(present, dtype=np.int64) - 1
+        return np.flatnonzero(present).astype(np.int64) + lo, code_of[shifted]
+    values, inverse = np.unique(column, return_inverse=True)
+    return values, np.asarray(inverse, dtype=np.int64).reshape(-1)

@@ -1,0 +1,125 @@
+"""``Regions`` read back from the index: the instance table stays mapped, objects on demand.
+
+A reopened trace's regions are a stored table of integers, one row per instance
+(``analysis_parts``).  Turning every row into a ``RegionInstance`` costs about a
+microsecond and 200 bytes each: on a 1 GB trace (85,000 instances) a tenth of a
+second and 20 MB before a command has done anything, and most commands need none
+of it (``stats`` wants the per-name sums) or half of it (``kernels --region
+attn_fwd`` never looks at the steps).  ``StoredRegions`` answers ``names``,
+``summaries`` and ``select`` from the table's columns and makes an instance
+object only when one is asked for (each once: ``select`` and ``instances`` hand
+out the same objects).  What it answers is what ``Regions`` answers for the same
+instances; ``tests/test_stored_regions.py`` compares the two.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from profiling.analysis.regions import (
+    INSTANCE_INTS,
+    RegionInstance,
+    Regions,
+    RegionSummary,
+    group_name,
+    make_instances,
+)
+from profiling.trace.model import Trace
+
+_ROW = INSTANCE_INTS.index("row")
+_COL = {name: INSTANCE_INTS.index(name) for name in INSTANCE_INTS}
+
+
+class StoredRegions(Regions):
+    """``Regions`` over a stored instance table (see the module doc).
+
+    ``table`` is the (instances x ``INSTANCE_INTS``) int64 array, usually mapped
+    read-only.  Not a dataclass field: set once here, like the private ones."""
+
+    table: np.ndarray
+    _names: list[str]
+    _groups: list[str]
+    _first: np.ndarray
+    _code: np.ndarray
+    _made: list[RegionInstance | None]
+
+    def __init__(self, trace: Trace, table: np.ndarray) -> None:  # no dataclass __init__
+        name_ids = np.asarray(trace.name_id[table[:, _ROW]], dtype=np.int64)
+        ids, first, inverse = np.unique(name_ids, return_index=True, return_inverse=True)
+        strings = trace.strings
+        names = [strings[i] for i in ids.tolist()]
+        setattr_ = object.__setattr__  # Regions is a frozen dataclass
+        setattr_(self, "table", table)
+        setattr_(self, "_names", names)  # each distinct name once, by id
+        setattr_(self, "_groups", [group_name(n) for n in names])
+        setattr_(self, "_first", first)  # first instance of each distinct name
+        setattr_(self, "_code", np.asarray(inverse).reshape(-1))  # distinct name of each
+        setattr_(self, "_made", [None] * table.shape[0])  # objects made so far
+
+    @property
+    def instances(self) -> list[RegionInstance]:  # type: ignore[override]
+        """Every instance as an object (made on first use, then kept)."""
+        return self._objects(np.arange(self.table.shape[0]))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Regions) and self.instances == other.instances
+
+    __hash__ = None  # type: ignore[assignment]  # like Regions (a list inside)
+
+    def _objects(self, positions: np.ndarray) -> list[RegionInstance]:
+        made: list[Any] = self._made
+        todo = [p for p in positions.tolist() if made[p] is None]
+        if todo:
+            names, groups, code = self._names, self._groups, self._code
+            pairs = [(names[c], groups[c]) for c in code[todo].tolist()]
+            for p, inst in zip(todo, make_instances(pairs, self.table[todo]), strict=True):
+                made[p] = inst
+        return [made[p] for p in positions.tolist()]
+
+    def positions(self, name: str) -> np.ndarray:
+        """Table rows of ``select(name)``'s instances, in order."""
+        hit = np.array([g == name or n == name for n, g in zip(self._names, self._groups,
+                                                              strict=True)], dtype=bool)
+        if not hit.any():
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(hit[self._code])
+
+    def names(self) -> list[str]:
+        """Group keys in order of first appearance (``ProfilerStep*`` once)."""
+        order = np.argsort(self._first, kind="stable")
+        return list(dict.fromkeys(self._groups[i] for i in order.tolist()))
+
+    def select(self, name: str) -> list[RegionInstance]:
+        """Instances of a group key or of one exact name (``Regions.select``)."""
+        return self._objects(self.positions(name))
+
+    def summaries(self) -> list[RegionSummary]:
+        """``Regions.summaries`` from the table's columns: integer sums per group
+        (exact, as the Python sums are), then the same float divisions."""
+        k = self.table.shape[0]
+        if k == 0:
+            return []
+        keys = self.names()
+        slot = {g: j for j, g in enumerate(keys)}
+        group_of = np.array([slot[g] for g in self._groups], dtype=np.int64)[self._code]
+        t = self.table
+        cols = np.stack([t[:, _COL["end_ns"]] - t[:, _COL["start_ns"]], t[:, _COL["device_ns"]],
+                         t[:, _COL["kernels"]], t[:, _COL["memcpys"]], t[:, _COL["memsets"]]],
+                        axis=1)
+        sums = np.zeros((len(keys), 5), dtype=np.int64)
+        np.add.at(sums, group_of, cols)
+        counts = np.bincount(group_of, minlength=len(keys)).tolist()
+        return [
+            RegionSummary(
+                name=name,
+                instances=n,
+                cpu_time_avg_us=cpu / n / 1000.0,
+                device_time_avg_us=dev / n / 1000.0,
+                kernels_per_instance=kern / n,
+                memcpy_per_instance=cp / n,
+                memset_per_instance=ms / n,
+            )
+            for name, n, (cpu, dev, kern, cp, ms) in zip(keys, counts, sums.tolist(), strict=True)
+        ]
