@@ -69,9 +69,8 @@ def nest(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> Nesting:
     if not bool(np.all((s[1:] >= s[:-1]) | new_run[1:])):
         return _nest_walk(start, end, group)
     parent = _parents(s, e, new_run)
-    depth = _depths(parent)
-    stop = _stops(parent, depth)
-    return Nesting(parent=parent, stop=stop, depth=depth.astype(np.int32))
+    stop, depth = _stops_and_depths(parent)
+    return Nesting(parent=parent, stop=stop, depth=depth)
 
 
 def _comparable(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -153,56 +152,30 @@ def _finish_parents(cand: np.ndarray, s: np.ndarray, e: np.ndarray, todo: np.nda
     return np.asarray(cl, dtype=np.int64)
 
 
-def _depths(parent: np.ndarray) -> np.ndarray:
-    """Ancestors per event, by pointer doubling over ``parent`` (list ranking)."""
-    index = np.int32 if parent.shape[0] < 2**31 else np.int64  # narrower gathers
-    ptr = parent.astype(index)
-    depth = (ptr >= 0).astype(index)
-    act = np.flatnonzero(ptr >= 0).astype(index)
-    while act.shape[0]:
-        p = ptr[act]
-        dp, pp = depth[p], ptr[p]
-        depth[act] += dp
-        ptr[act] = pp
-        act = act[pp >= 0]
-    return depth
+def _stops_and_depths(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One past each event's last descendant, and its count of ancestors.
 
-
-def _stops(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """One past each event's last descendant.
-
-    Events are in pre-order, so the subtree of ``j`` ends at the first later
-    event no deeper than ``j``: the next event of ``j``'s depth (``nxt``) when it
-    is a sibling, else where the parent's subtree ends -- that is, the least
-    ``nxt`` over ``j`` and its ancestors (a run's first event has depth 0, so
-    runs close themselves).  The minimum up the chain is taken level by level
-    (or by pointer doubling when the nesting is very deep)."""
+    Events are in pre-order, so an event's last descendant is reached by following
+    last children down (pointer jumping: a chain of depth d takes log2(d)
+    rounds), and ``stop`` is one past it (a run's last event closes every one
+    still open, as the walk's group change does).  Then the events open at ``i``
+    -- its ancestors -- are those before it not yet closed:
+    ``depth[i] = i - #{j: stop[j] <= i}``, one cumulative count."""
     n = parent.shape[0]
-    top = int(depth.max())
-    small = depth.astype(np.uint16) if top < 65536 else depth
-    order = np.argsort(small, kind="stable")  # radix sort: by depth, then index
-    same = depth[order[1:]] == depth[order[:-1]]
-    nxt = np.full(n, n, dtype=np.int64)
-    nxt[order[:-1][same]] = order[1:][same]
-    if top <= _LEVELS:  # one pass per level, top down: each event touched once
-        bounds = np.searchsorted(depth[order], np.arange(top + 2))
-        for d in range(1, top + 1):
-            level = order[bounds[d] : bounds[d + 1]]
-            nxt[level] = np.minimum(nxt[level], nxt[parent[level]])
-        return nxt
-    ptr = parent.copy()
-    act = np.flatnonzero(ptr >= 0)
+    index = np.int32 if n < 2**31 else np.int64  # narrower gathers
+    kids = np.flatnonzero(parent >= 0).astype(index)
+    down = np.full(n, -1, dtype=index)  # last child, then last descendant
+    np.maximum.at(down, parent[kids], kids)
+    act = np.flatnonzero(down >= 0).astype(index)
     while act.shape[0]:
-        p = ptr[act]
-        vp, pp = nxt[p], ptr[p]
-        np.minimum(nxt[act], vp, out=vp)
-        nxt[act] = vp
-        ptr[act] = pp
-        act = act[pp >= 0]
-    return nxt
-
-
-_LEVELS = 512  # deeper nestings take pointer doubling instead of a pass per level
+        deeper = down[down[act]]
+        more = deeper >= 0
+        act = act[more]
+        down[act] = deeper[more]
+    whole = np.arange(n, dtype=np.int64)
+    stop = np.where(down >= 0, down, whole) + 1
+    closed = np.cumsum(np.bincount(stop, minlength=n + 1)[:n])
+    return stop, (whole - closed).astype(np.int32)
 
 
 def _nest_walk(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> Nesting:
