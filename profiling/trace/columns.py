@@ -79,8 +79,7 @@ def build_trace(
     lanes, groups, lane_remap = build_lanes(keys, lane[valid], kind[valid], meta, device[valid])
     lane = lane_remap[lane]
 
-    rows = np.flatnonzero(valid)
-    order = rows[np.lexsort((-dur_ns[rows], ts_ns[rows], lane[rows]))]
+    order = row_order(np.flatnonzero(valid), lane, ts_ns, dur_ns)
     lane_sorted = lane[order]
     lane_start = np.searchsorted(lane_sorted, np.arange(len(lanes) + 1)).astype(np.int64)
     ts_ns, dur_ns, kind = ts_ns[order], dur_ns[order], kind[order]
@@ -183,6 +182,44 @@ def _pair_begin_end(
         warnings.append(f"ignored {unmatched_end} 'E' events with no matching 'B'")
     if unmatched_begin:
         warnings.append(f"{unmatched_begin} 'B' events never ended; shown with zero duration")
+
+
+def row_order(rows: np.ndarray, lane: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """``rows`` sorted by (lane, ts, -dur), full ties in their given order: what
+    ``np.lexsort((-dur, ts, lane))`` gives, in about two thirds of its time.
+
+    One stable sort of a combined (lane, ts) key (the rows come in file order, which
+    is nearly sorted by time, and a stable sort runs through sorted stretches), then
+    only the rows that share a (lane, ts) (a fifth of a Kineto trace's) are ordered by
+    -dur, again by one combined key.  Values too far apart for a combined key to fit
+    int64 take the lexsort.
+    """
+    if rows.size < 2:
+        return rows
+    lanes, times = lane[rows].astype(np.int64), ts[rows]
+    base = int(times.min())
+    width = int(times.max()) - base + 1
+    if (int(lanes.max()) + 1) * width >= 2**62:
+        return rows[np.lexsort((-dur[rows], times, lanes))]
+    key = lanes * width + (times - base)
+    order = np.argsort(key, kind="stable")
+    tie = key[order[1:]] == key[order[:-1]]
+    if tie.any():
+        shared = np.zeros(order.size, dtype=bool)
+        shared[1:] |= tie
+        shared[:-1] |= tie
+        at = np.flatnonzero(shared)
+        group = np.cumsum(shared & ~np.concatenate(([False], tie)))[at]
+        tied = order[at]
+        tied_dur = dur[rows[tied]]
+        shift = min(int(tied_dur.min()), 0)
+        longest = int(tied_dur.max()) - shift + 1
+        if int(group[-1] + 1) * longest < 2**62:  # (group, -dur) as one key, as above
+            by = group * longest + (longest - 1 - (tied_dur - shift))
+            order[at] = tied[np.argsort(by, kind="stable")]
+        else:
+            order[at] = tied[np.lexsort((-tied_dur, group))]
+    return rows[order]
 
 
 def _depths(
