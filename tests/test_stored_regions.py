@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.analysis_parts import CODECS
 from profiling.analysis.regions import STEP_GROUP, Regions
-from profiling.analysis.stored_regions import StoredRegions
+from profiling.analysis.stored_regions import StoredRegions, instance_names, instance_table
 from profiling.trace.loader import load_trace
 from tests.conftest import SAMPLE_TRACES, real_trace_files
 
@@ -59,3 +60,27 @@ def test_no_instances():
     stored = decode(a.trace, *encode(empty))
     assert stored.names() == [] and stored.summaries() == [] and stored.instances == []
     assert stored.select("attn_fwd") == []
+
+
+@pytest.mark.parametrize("path", TRACES[:3] + TRACES[-2:], ids=lambda p: p.name)
+def test_lazy_selection_reads_as_the_list(path: Path):
+    """``select_lazily`` is ``select`` as a sequence, and the column readers (kernels
+    --json, the launch batch) give from its stored rows what they give from objects."""
+    from profiling.analysis.chains import instance_launches
+    from profiling.analysis.kernels_json import kernels_json
+
+    a = AnalysedTrace(load_trace(path, use_cache=False))
+    stored = stored_twin(a)
+    for name in stored.names()[:4]:
+        lazy, listed = stored.select_lazily(name), a.regions.select(name)
+        assert len(lazy) == len(listed) and list(lazy) == listed
+        assert lazy[-1] == listed[-1] and lazy[1:3] == listed[1:3]
+        assert instance_names(lazy) == instance_names(listed)
+        assert np.array_equal(instance_table(lazy), instance_table(listed))
+        fresh = StoredRegions(a.trace, stored.table).select_lazily(name)  # no objects made
+        assert kernels_json(a, fresh) == kernels_json(a, listed)
+        got = instance_launches(a.trace, a.links, a.chains, fresh)
+        want = instance_launches(a.trace, a.links, a.chains, listed)
+        for field in ("inst_ptr", "rows", "chain_ptr", "chain"):
+            assert np.array_equal(getattr(got, field), getattr(want, field))
+        assert not any(stored_made for stored_made in fresh.regions._made)

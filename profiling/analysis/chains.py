@@ -29,6 +29,7 @@ import numpy as np
 from profiling.analysis.links import Links, OpTree
 from profiling.analysis.ranges import concat_ranges, range_owner
 from profiling.analysis.regions import STEP_PREFIX, RegionInstance
+from profiling.analysis.stored_regions import instance_column
 from profiling.trace.model import Kind, Trace
 
 
@@ -99,8 +100,8 @@ def instance_gpu_rows(trace: Trace, links: Links,
                       instances: Sequence[RegionInstance]) -> tuple[np.ndarray, np.ndarray]:
     """(inst_ptr, rows): every instance's GPU rows in GPU start order (ties by lane),
     as ``RegionInstance.gpu_rows`` orders them, for all instances in one sort."""
-    lo = np.fromiter((i.launch_lo for i in instances), dtype=np.int64, count=len(instances))
-    hi = np.fromiter((i.launch_hi for i in instances), dtype=np.int64, count=len(instances))
+    lo = instance_column(instances, "launch_lo")
+    hi = instance_column(instances, "launch_hi")
     lengths = np.maximum(hi - lo, 0)
     inst_ptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     rows = links.by_launch[concat_ranges(lo, hi)]
@@ -115,7 +116,7 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     inst_ptr, rows = instance_gpu_rows(trace, links, instances)
     k = len(instances)
     owner = np.repeat(np.arange(k, dtype=np.int64), np.diff(inst_ptr))
-    within = np.fromiter((i.row for i in instances), dtype=np.int64, count=k)
+    within = instance_column(instances, "row")
     w_lane = trace.lane[within].astype(np.int64) if k else np.zeros(0, np.int64)
     w_start = trace.ts_ns[within] if k else np.zeros(0, np.int64)
     w_end = w_start + trace.dur_ns[within] if k else np.zeros(0, np.int64)

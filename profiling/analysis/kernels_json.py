@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import json
-import operator
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -24,7 +23,8 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.launch_chain import ATTRIBUTIONS
 from profiling.analysis.ranges import unique_rows
-from profiling.analysis.regions import RegionInstance
+from profiling.analysis.regions import INSTANCE_INTS, RegionInstance
+from profiling.analysis.stored_regions import instance_names, instance_table
 from profiling.trace.model import NO_ID
 
 
@@ -134,14 +134,15 @@ def _instance_heads(analysed: AnalysedTrace, instances: Sequence[RegionInstance]
     index, then in ns: start (from the trace's start), CPU time, GPU time, first GPU
     start (from the trace's start; -1: none)."""
     origin = analysed.trace.start_ns
-    head = operator.attrgetter("index", "start_ns", "end_ns", "device_ns")
-    t = np.array([head(inst) for inst in instances], dtype=np.int64).reshape(-1, 4)
+    t = instance_table(instances)
+    start = t[:, _COL["start_ns"]]
     first = cols.first_ns
-    table = np.stack([t[:, 0], t[:, 1] - origin, t[:, 2] - t[:, 1], t[:, 3],
-                      np.where(first >= 0, first - origin, -1)], axis=1)
-    return [inst.name for inst in instances], table
+    table = np.stack([t[:, _COL["index"]], start - origin, t[:, _COL["end_ns"]] - start,
+                      t[:, _COL["device_ns"]], np.where(first >= 0, first - origin, -1)], axis=1)
+    return instance_names(instances), table
 
 
+_COL = {name: INSTANCE_INTS.index(name) for name in INSTANCE_INTS}
 _H, _E = 11, 6
 """Pieces of text per instance head and per event (``_chunk_text``)."""
 

@@ -14,7 +14,9 @@ instances; ``tests/test_stored_regions.py`` compares the two.
 
 from __future__ import annotations
 
-from typing import Any
+import operator
+from collections.abc import Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -95,6 +97,10 @@ class StoredRegions(Regions):
         """Instances of a group key or of one exact name (``Regions.select``)."""
         return self._objects(self.positions(name))
 
+    def select_lazily(self, name: str) -> InstanceRange:
+        """``select(name)`` as an ``InstanceRange``: no object made until one is asked for."""
+        return InstanceRange(self, self.positions(name))
+
     def summaries(self) -> list[RegionSummary]:
         """``Regions.summaries`` from the table's columns: integer sums per group
         (exact, as the Python sums are), then the same float divisions."""
@@ -123,3 +129,60 @@ class StoredRegions(Regions):
             )
             for name, n, (cpu, dev, kern, cp, ms) in zip(keys, counts, sums.tolist(), strict=True)
         ]
+
+
+class InstanceRange(Sequence[RegionInstance]):
+    """Some instances of a ``StoredRegions`` (by table position), as a sequence whose
+    objects are made when an item is asked for; column readers (``instance_table``,
+    ``instance_names``) take the stored table's rows instead, making none."""
+
+    def __init__(self, regions: StoredRegions, positions: np.ndarray) -> None:
+        self.regions = regions
+        self.positions = positions
+        self.table = regions.table[positions]
+
+    def __len__(self) -> int:
+        return int(self.positions.shape[0])
+
+    @overload
+    def __getitem__(self, i: int) -> RegionInstance: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[RegionInstance]: ...
+
+    def __getitem__(self, i: int | slice) -> RegionInstance | list[RegionInstance]:
+        if isinstance(i, slice):
+            return self.regions._objects(self.positions[i])
+        return self.regions._objects(self.positions[[i]])[0]
+
+    def __iter__(self) -> Any:
+        return iter(self.regions._objects(self.positions))
+
+    def names(self) -> list[str]:
+        """Each instance's own name (``RegionInstance.name``)."""
+        names = self.regions._names
+        return [names[c] for c in self.regions._code[self.positions].tolist()]
+
+
+def instance_table(instances: Sequence[RegionInstance]) -> np.ndarray:
+    """The instances' integer fields as an (instances x ``INSTANCE_INTS``) int64 table:
+    the stored rows for an ``InstanceRange``, else read from the objects."""
+    if isinstance(instances, InstanceRange):
+        return instances.table
+    fields = operator.attrgetter(*INSTANCE_INTS)  # one C call per instance
+    return np.array([fields(i) for i in instances], dtype=np.int64).reshape(
+        len(instances), len(INSTANCE_INTS))
+
+
+def instance_column(instances: Sequence[RegionInstance], name: str) -> np.ndarray:
+    """One integer field of every instance (``INSTANCE_INTS``), as int64."""
+    if isinstance(instances, InstanceRange):
+        return np.ascontiguousarray(instances.table[:, _COL[name]])
+    return np.fromiter(map(operator.attrgetter(name), instances), dtype=np.int64,
+                       count=len(instances))
+
+
+def instance_names(instances: Sequence[RegionInstance]) -> list[str]:
+    """Each instance's own name."""
+    if isinstance(instances, InstanceRange):
+        return instances.names()
+    return [i.name for i in instances]

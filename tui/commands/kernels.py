@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from profiling.errors import AttnTuiError
@@ -26,11 +27,12 @@ def run(args: argparse.Namespace) -> int:
 
     analysis = AnalysedTrace(load_for_command(args.path, args))
     note = ""
+    selected: Sequence[Any]
     if args.region is None:
         selected, note, chosen_names = _default_instances(analysis, args.path)
     else:
         chosen_names = f"region {args.region!r}"
-        selected = analysis.regions.select(args.region)
+        selected = _select(analysis, args.region)
         if not selected:
             names = analysis.regions.names()
             hint = ("regions in this trace: " + ", ".join(names) if names
@@ -62,6 +64,16 @@ def run(args: argparse.Namespace) -> int:
     listing = kernels_of(analysis, selected)
     _print(listing)
     return 0
+
+
+def _select(analysis: Any, region: str) -> Sequence[Any]:
+    """The region's instances; from a reopened trace's stored table, as a sequence
+    that makes no instance object unless one is asked for (``--json`` reads columns)."""
+    from profiling.analysis.stored_regions import StoredRegions
+
+    regions = analysis.regions
+    return regions.select_lazily(region) if isinstance(regions, StoredRegions) \
+        else regions.select(region)
 
 
 def _default_instances(analysis: Any, path: str) -> tuple[list, str, str]:
