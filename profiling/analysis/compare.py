@@ -37,8 +37,14 @@ from profiling.analysis.device_peaks import (
     trace_device_name,
 )
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
+from profiling.analysis.ranges import concat_ranges
 from profiling.analysis.ranks import trace_rank, world_size
-from profiling.analysis.regions import RegionInstance, cpu_rows_flat
+from profiling.analysis.regions import INSTANCE_INTS, RegionInstance, cpu_rows_flat
+from profiling.analysis.stored_regions import (
+    StoredRegions,
+    instance_column,
+    instance_table,
+)
 from profiling.trace.model import Kind, Trace
 
 
@@ -161,33 +167,60 @@ def trace_label(path: str, metadata: dict[str, Any]) -> str:
     return base
 
 
-def _device_index(a: AnalysedTrace, instances: Sequence[RegionInstance]) -> int | None:
-    """The GPU (Kineto pid of its lanes) most of the region's GPU events ran on (a tie
-    goes to the one met first, in instance and GPU order)."""
+def _device_index(a: AnalysedTrace, groups: Sequence[Sequence[RegionInstance]]) -> int | None:
+    """The GPU (Kineto pid of its lanes) most of the regions' GPU events ran on (a tie
+    goes to the one met first, in instance and GPU order).  The counts need no order:
+    the GPU order is only sorted out for a tie."""
     trace = a.trace
-    _, rows = instance_gpu_rows(trace, a.links, instances)
+    lo = np.concatenate([instance_column(g, "launch_lo") for g in groups] or [_NONE])
+    hi = np.concatenate([instance_column(g, "launch_hi") for g in groups] or [_NONE])
+    lanes, counts = np.unique(trace.lane[a.links.by_launch[concat_ranges(lo, hi)]],
+                              return_counts=True)
+    pids = _pid_counts(trace, lanes, counts, counts)
+    if not pids:
+        return None
+    top = max(n for n, _ in pids.values())
+    if sum(n == top for n, _ in pids.values()) == 1:
+        return next(p for p, (n, _) in pids.items() if n == top)
+    _, rows = instance_gpu_rows(trace, a.links, [i for g in groups for i in g])
     lanes, first, counts = np.unique(trace.lane[rows], return_index=True, return_counts=True)
-    pids: dict[int, list[int]] = {}  # pid -> [count, first position]
+    pids = _pid_counts(trace, lanes, first, counts)
+    return min(pids, key=lambda p: (-pids[p][0], pids[p][1]))
+
+
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _pid_counts(trace: Trace, lanes: np.ndarray, first: np.ndarray,
+                counts: np.ndarray) -> dict[int, list[int]]:
+    """pid -> [GPU events, first position] over lanes (integer pids only)."""
+    pids: dict[int, list[int]] = {}
     for lane, at, n in zip(lanes.tolist(), first.tolist(), counts.tolist(), strict=True):
         pid = trace.lanes[lane].pid
         if isinstance(pid, int) or (isinstance(pid, str) and pid.isascii() and pid.isdigit()):
             got = pids.setdefault(int(pid), [0, at])
             got[0] += n
             got[1] = min(got[1], at)
-    if not pids:
-        return None
-    return min(pids, key=lambda p: (-pids[p][0], pids[p][1]))
+    return pids
 
 
 def summarize_region(a: AnalysedTrace, region: str, instances: Sequence[RegionInstance],
                      peak: DevicePeak | None) -> RegionComparison:
-    """The comparison numbers of one region from its instances (none: zero instances)."""
+    """The comparison numbers of one region from its instances (none: zero instances),
+    read from their columns (``instance_table``), in the same arithmetic as a sum over
+    the instances: integer sums, the same float per instance, summed in order."""
     trace = a.trace
     n = len(instances)
     if n == 0:
         return RegionComparison(region, 0, None, None, None, None, None)
-    device = [v.device_ns / 1e3 for v in instances]
-    has_gpu = any(v.gpu_events for v in instances)
+    table = instance_table(instances)
+
+    def total(name: str) -> int:
+        return int(table[:, _COL[name]].sum())
+
+    device_us = table[:, _COL["device_ns"]] / 1e3
+    device = device_us.tolist()
+    has_gpu = total("kernels") + total("memcpys") + total("memsets") > 0
     device_avg = sum(device) / n
     work = attention_work(trace, region, instances[-1].cpu_rows(trace))
     flops = work.flops if work is not None else None
@@ -196,15 +229,14 @@ def summarize_region(a: AnalysedTrace, region: str, instances: Sequence[RegionIn
     return RegionComparison(
         region=region,
         instances=n,
-        cpu_time_avg_us=sum(v.cpu_ns for v in instances) / n / 1e3,
+        cpu_time_avg_us=(total("end_ns") - total("start_ns")) / n / 1e3,
         device_time_avg_us=device_avg,
-        kernels_per_instance=sum(v.kernels for v in instances) / n,
-        memcpy_per_instance=sum(v.memcpys for v in instances) / n,
-        memset_per_instance=sum(v.memsets for v in instances) / n,
+        kernels_per_instance=total("kernels") / n,
+        memcpy_per_instance=total("memcpys") / n,
+        memset_per_instance=total("memsets") / n,
         device_time_us=tuple(device),
-        tflops_per_instance=tuple(tflops_per_second(flops, d) for d in device) if has_gpu
-        else (),
-        implementation=region_implementation(a, region, instances),
+        tflops_per_instance=_tflops_each(flops, device_us) if has_gpu else (),
+        implementation=stored_implementation(a, region, instances),
         flops_per_instance=flops,
         flops_source=work.kind if work is not None else "",
         flops_detail=work.source if work is not None else "",
@@ -216,6 +248,31 @@ def summarize_region(a: AnalysedTrace, region: str, instances: Sequence[RegionIn
         peak_tflops=peak_tflops,
         peak_share=(tflops / peak_tflops) if (tflops and peak_tflops) else None,
     )
+
+
+_COL = {name: INSTANCE_INTS.index(name) for name in INSTANCE_INTS}
+
+
+def _tflops_each(flops: float | None, device_us: np.ndarray) -> tuple[float | None, ...]:
+    """``tflops_per_second(flops, d)`` of each GPU time, as one numpy expression (the
+    same float operations in the same order; None where it gives None)."""
+    if flops is None:
+        return (None,) * device_us.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero time gives None below
+        rates = (float(flops) / (device_us * 1e-6) / 1e12).tolist()
+    return tuple(r if d > 0 else None for r, d in zip(rates, device_us.tolist(), strict=True))
+
+
+def stored_implementation(a: AnalysedTrace, region: str,
+                          instances: Sequence[RegionInstance]) -> Implementation:
+    """``region_implementation`` of all of a region's instances, kept with the index
+    (it reads every instance's ops and kernels: the costliest part of ``compare``)."""
+    return a.stored(
+        f"implementation:{region}",
+        lambda: region_implementation(a, region, instances),
+        lambda impl: ({}, [impl.key, impl.name, impl.evidence, impl.attention_kernels]),
+        lambda _arrays, doc: Implementation(str(doc[0]), str(doc[1]), str(doc[2]),
+                                            int(doc[3])))
 
 
 def region_implementation(a: AnalysedTrace, region: str,
@@ -246,7 +303,7 @@ def implementations_by_region(analysed: AnalysedTrace | Trace) -> dict[str, Impl
     names = list(dict.fromkeys(a.regions.names() + list(a.attention_regions)))
     out = {}
     for name in names:
-        impl = region_implementation(a, name, a.instances(name))
+        impl = stored_implementation(a, name, a.instances(name))
         if impl.key != UNKNOWN.key:
             out[name] = impl
     return out
@@ -258,16 +315,15 @@ def summarize_trace(analysed: AnalysedTrace | Trace,
     a = as_analysed(analysed)
     trace = a.trace
     totals = a.key_averages
-    regions: dict[str, list[RegionInstance]] = {region: a.instances(region)}
+    regions: dict[str, Sequence[RegionInstance]] = {region: _instances(a, region)}
     warnings: list[str] = []
     if not regions[region]:
         fallback = [r for r in a.attention_regions if r != region]
         warnings.append(f"no {region!r} region in this trace"
                         + (f"; showing {', '.join(fallback)}" if fallback else ""))
         for name in fallback:
-            regions[name] = a.instances(name)
-    every = [v for vs in regions.values() for v in vs]
-    device = trace_device_name(trace.metadata, _device_index(a, every))
+            regions[name] = _instances(a, name)
+    device = trace_device_name(trace.metadata, _device_index(a, list(regions.values())))
     peak = match_device(device)
     return TraceComparison(
         path=trace.path,
@@ -282,6 +338,17 @@ def summarize_trace(analysed: AnalysedTrace | Trace,
         rank=trace_rank(trace.metadata),
         world_size=world_size(trace.metadata),
     )
+
+
+def _instances(a: AnalysedTrace, region: str) -> Sequence[RegionInstance]:
+    """``a.instances(region)``; from a reopened trace's stored table, as a sequence
+    making no instance object until one is asked for (compare reads columns)."""
+    regions = a.regions
+    if isinstance(regions, StoredRegions):
+        found = regions.select_lazily(region)
+        if len(found):
+            return found
+    return a.instances(region)
 
 
 def with_ratios(items: Sequence[TraceComparison]) -> list[TraceComparison]:
