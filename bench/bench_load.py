@@ -6,7 +6,8 @@ Every figure is measured in this one run, side by side, in fresh subprocesses
 (this machine is shared and noisy, so only ratios are reported as results):
 
 - load:    ``attn-tui stats FILE --json`` (first open: parses, writes the index)
-           / ``orjson.loads`` of the same file into Python objects
+           / ``orjson.loads`` of the same file into Python objects; with
+           ``--load-only``, ``load_trace`` alone (parse + index, no analysis)
 - memory:  peak RSS of each, divided by the file size
 - reopen:  the second ``stats`` (maps the index) / the first
 - HTA:     holistic trace analysis' parser on a smaller file, when installed
@@ -42,6 +43,10 @@ STATS = (
     "    code = main(['stats', sys.argv[1], '--json'])\n"
     "assert code == 0, code"
 )
+LOAD = (  # the loader alone (--load-only): no analysis, the index written as by stats
+    "from profiling.trace import load_trace\nfrom profiling.trace.loader import set_default_jobs\n"
+    "set_default_jobs({jobs})\nload_trace(sys.argv[1])"
+)
 HTA = (
     "from hta.configs.parser_config import ParserConfig\n"
     "from hta.common.trace_parser import parse_trace_dataframe\n"
@@ -76,9 +81,13 @@ def main() -> int:
                         help="a Python with holistictraceanalysis installed")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, help="stats --jobs N (default: its own, every core)")
+    parser.add_argument("--load-only", action="store_true",
+                        help="time load_trace (parse + index) instead of the stats command")
     args = parser.parse_args()
     jobs = [] if args.jobs is None else ["--jobs", str(args.jobs)]
     stats = STATS.replace("'--json']", f"'--json', *{jobs!r}]")
+    if args.load_only:
+        stats = LOAD.format(jobs=args.jobs)
     size = args.file.stat().st_size
     rows = []
     for _ in range(args.repeat):
@@ -97,7 +106,8 @@ def main() -> int:
 
     print(f"file: {args.file.name}, {size / 1e6:.0f} MB, {args.repeat} runs, medians, "
           f"{os.cpu_count()} cores, --jobs {args.jobs or 'default'}")
-    labels = ("orjson.loads", "attn-tui stats (first)", "attn-tui stats (reopen)")
+    what = "load_trace" if args.load_only else "attn-tui stats"
+    labels = ("orjson.loads", f"{what} (first)", f"{what} (reopen)")
     for i, label in enumerate(labels):
         print(f"  {label:24}{med(i, 'wall'):7.2f} s   peak RSS {peak(i) / size:5.2f} x file")
     print(f"  load ratio   stats/orjson  = {med(1, 'wall') / med(0, 'wall'):.2f}  (goal <= 0.50)")

@@ -17,6 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from profiling.errors import TraceError
+from profiling.trace import shared_columns
 from profiling.trace.args import ChunkedArgs
 from profiling.trace.cache import GZIP_TEXT, MIN_CACHE_BYTES, read_cache, write_cache
 from profiling.trace.columns import build_trace
@@ -301,19 +302,26 @@ def _run_on_pool(
     pool: ProcessPoolExecutor, ref: TextRef, jobs: list[Job], report: Progress
 ) -> list[Chunk] | None:
     futures: list[Future[Chunk]] = []
+    chunks: list[Chunk] = []
     try:
         futures = submit_all(pool, ref, jobs)
-        chunks = []
         for k, future in enumerate(futures):
-            chunks.append(future.result())
+            chunks.append(shared_columns.attach(future.result()))
             report("decode", 0.05 + 0.8 * (k + 1) / len(jobs))
         return chunks
     except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool next time
         discard_pool(pool)
         return None
     finally:
-        for future in futures:  # after an error: the rest of this load's jobs
-            future.cancel()
+        for future in futures[len(chunks) :]:  # after an error: the rest of this load's jobs
+            if not future.cancel():
+                future.add_done_callback(_discard_result)  # now, or once it is decoded
+
+
+def _discard_result(future: Future[Chunk]) -> None:
+    """Remove the memory file of a chunk decoded for a load that stopped."""
+    with contextlib.suppress(Exception):  # its own error, or cancelled: no file
+        shared_columns.discard(future.result())
 
 
 def set_default_jobs(jobs: int | None) -> None:

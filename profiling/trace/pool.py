@@ -3,7 +3,8 @@
 Workers never inherit the text they decode.  Each job names its text (a
 ``TextRef``: a file's path, size and mtime; for a gzip trace, a temporary file
 in memory holding its decompressed text) plus one chunk's byte range, and the
-worker maps that text itself; chunks come back pickled (plain numpy columns).
+worker maps that text itself; chunks come back with their columns in a memory
+file (``shared_columns``), pickled where there is none.
 So two loads running in two threads cannot see each other's text, and no
 process is forked from the (possibly threaded: Textual runs several) loading
 process: the pool's workers come from a ``forkserver`` (a clean, single-threaded
@@ -33,6 +34,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
+from profiling.trace import shared_columns
 from profiling.trace.decode import Chunk, decode_chunk
 from profiling.trace.reader import release_pages
 
@@ -75,7 +77,7 @@ def decode_job(ref: TextRef, job: Job) -> Chunk:
     try:
         chunk = decode_chunk(text, job.lo, job.hi, job.last, ref.where, job.open_end, job.exact)
         release_pages(text, job.lo, job.hi)
-        return chunk
+        return shared_columns.export(chunk)  # the columns wait in memory, not in a pickle
     finally:
         text.close()
 

@@ -1,0 +1,52 @@
+"""Columns from a decoding worker through a memory file (``shared_columns``): the
+parent sees the same arrays, the file is gone once mapped (or discarded), and
+without /dev/shm the chunk is left to travel pickled."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from profiling.trace import shared_columns
+from profiling.trace.decode import decode_chunk
+from tests.fixtures.bad_inputs import EVENTS, doc
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+
+
+def _chunk():
+    text = doc(EVENTS)
+    lo = text.index(b"[", text.index(b"traceEvents")) + 1
+    return decode_chunk(text, lo, text.rindex(b"]"), True, "t.json")
+
+
+def test_round_trip_gives_the_same_columns():
+    want = _chunk()
+    sent = pickle.loads(pickle.dumps(shared_columns.export(_chunk())))
+    assert sent.shared is not None and os.path.exists(sent.shared[0])
+    assert all(getattr(sent, name).size == 0 for name in shared_columns.COLUMNS)
+    path = sent.shared[0]
+    got = shared_columns.attach(sent)
+    assert not os.path.exists(path) and got.shared is None
+    for name in shared_columns.COLUMNS:
+        a, b = getattr(got, name), getattr(want, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert got.strings == want.strings and got.lane_keys == want.lane_keys
+
+
+def test_discard_removes_the_file():
+    sent = shared_columns.export(_chunk())
+    assert sent.shared is not None
+    path = sent.shared[0]
+    shared_columns.discard(sent)
+    assert not os.path.exists(path) and sent.shared is None
+
+
+def test_without_shm_the_chunk_is_pickled(monkeypatch, tmp_path):
+    monkeypatch.setattr(shared_columns, "SHM", str(tmp_path / "none"))
+    chunk = shared_columns.export(_chunk())
+    assert chunk.shared is None and chunk.ts_ns.size > 0
+    assert shared_columns.attach(chunk) is chunk
