@@ -121,8 +121,9 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     w_start = trace.ts_ns[within] if k else np.zeros(0, np.int64)
     w_end = w_start + trace.dur_ns[within] if k else np.zeros(0, np.int64)
     strings = trace.strings  # a step is never part of its own chains (names of the rows only)
-    steps = np.fromiter((strings[i].startswith(STEP_PREFIX) for i in
-                         trace.name_id[within].tolist()), dtype=bool, count=k)
+    ids, which = np.unique(trace.name_id[within], return_inverse=True)  # each name once
+    steps = np.array([strings[i].startswith(STEP_PREFIX) for i in ids.tolist()],
+                     dtype=bool)[np.asarray(which).reshape(-1)] if k else np.zeros(0, bool)
     keeps = (trace.kind[within] == int(Kind.CPU_OP)) & ~steps if k else np.zeros(0, dtype=bool)
 
     lo, hi = chains.spans(rows) if rows.shape[0] else (np.zeros(0, np.int64),) * 2
@@ -141,14 +142,16 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     keep = (before == 0) & (~bad | (is_within & keeps[o]))
 
     call = links.launch[rows]
-    kept_pair, kept_op = pair[keep], op[keep]
-    kept_level = (pos - lo[pair] if pair.shape[0] else pair)[keep]
     has_call = call >= 0
-    # Chain of entry j: its kept ops outermost first (highest level first), then the call.
-    all_pair = np.concatenate((kept_pair, np.flatnonzero(has_call)))
-    all_op = np.concatenate((kept_op, call[has_call]))
-    all_key = np.concatenate((-kept_level, np.full(int(has_call.sum()), 1, dtype=np.int64)))
-    order = np.lexsort((all_key, all_pair))
-    counts = np.bincount(all_pair, minlength=rows.shape[0])
+    kept_pair, kept_op = pair[keep], op[keep]
+    # Chain of entry j: its kept ops outermost first, then the call.  The kept ops of
+    # an entry are a run, innermost first: each goes to its mirrored place in the run.
+    n_kept = np.bincount(kept_pair, minlength=rows.shape[0])
+    counts = n_kept + has_call
     chain_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return InstanceLaunches(inst_ptr, rows, chain_ptr, all_op[order].astype(np.int64))
+    run_start = np.cumsum(n_kept) - n_kept
+    rank = np.arange(kept_pair.shape[0]) - run_start[kept_pair]
+    chain = np.empty(int(chain_ptr[-1]), dtype=np.int64)
+    chain[chain_ptr[kept_pair] + n_kept[kept_pair] - 1 - rank] = kept_op
+    chain[(chain_ptr[:-1] + n_kept)[has_call]] = call[has_call]
+    return InstanceLaunches(inst_ptr, rows, chain_ptr, chain)
