@@ -22,10 +22,10 @@ import numpy as np
 
 from profiling.analysis.regions import (
     INSTANCE_INTS,
-    RegionInstance,
-    Regions,
     STEP_GROUP,
     STEP_PREFIX,
+    RegionInstance,
+    Regions,
     RegionSummary,
     make_instances,
 )
