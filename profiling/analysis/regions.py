@@ -103,6 +103,8 @@ class RegionInstance:
 
 INSTANCE_INTS = tuple(f.name for f in fields(RegionInstance) if f.name not in ("name", "group"))
 """The integer fields of ``RegionInstance``, in order (``make_instances``' table columns)."""
+_START, _END, _LO, _HI = (INSTANCE_INTS.index(f) for f in ("start_ns", "end_ns", "launch_lo",
+                                                             "launch_hi"))
 _Unfrozen = make_dataclass("_Unfrozen", [(f.name, f.type) for f in fields(RegionInstance)],
                            slots=True)
 
@@ -174,15 +176,13 @@ class Regions:
         """For each GPU row, the group keys of the instances it was launched in
         (outermost first, each once)."""
         out: list[list[str]] = [[] for _ in range(gpu_rows.shape[0])]
-        if not self.instances or gpu_rows.shape[0] == 0:
+        table, groups = _columns(self)
+        if table.shape[0] == 0 or gpu_rows.shape[0] == 0:
             return out
-        k = len(self.instances)
-        fields4 = operator.attrgetter("start_ns", "end_ns", "launch_lo", "launch_hi")
-        table = np.array([fields4(v) for v in self.instances], dtype=np.int64).reshape(k, 4)
         codes: dict[str, int] = {}
-        group = np.array([codes.setdefault(v.group, len(codes)) for v in self.instances],
-                         dtype=np.int64)
-        lo, hi = table[:, 2], table[:, 3]
+        group = np.array([codes.setdefault(g, len(codes)) for g in groups], dtype=np.int64)
+        start, end = table[:, _START], table[:, _END]
+        lo, hi = table[:, _LO], table[:, _HI]
         positions = concat_ranges(lo, hi)
         owners = range_owner(lo, hi)
         where = np.full(links.launch.shape[0], -1, dtype=np.int64)
@@ -192,8 +192,7 @@ class Regions:
         hit, owners = hit[keep], owners[keep]
         # By GPU row, then instance start, longest first; ties keep instance order
         # (a stable sort, as the sorted() of (row, owner) pairs this replaces).
-        start = table[owners, 0]
-        order = np.lexsort((start - table[owners, 1], start, hit))
+        order = np.lexsort((start[owners] - end[owners], start[owners], hit))
         hit, group = hit[order], group[owners[order]]
         _, first = np.unique(hit * len(codes) + group, return_index=True)
         first.sort()  # each (row, group) once, where it first comes
@@ -201,6 +200,21 @@ class Regions:
         for j, g in zip(hit[first].tolist(), group[first].tolist(), strict=True):
             out[j].append(names[g])
         return out
+
+
+def _columns(regions: Regions) -> tuple[np.ndarray, list[str]]:
+    """The instances' integer table and group keys, read from the stored table when
+    the regions are one (``StoredRegions``: no object made), else from the objects."""
+    from profiling.analysis.stored_regions import InstanceRange, StoredRegions
+
+    if isinstance(regions, StoredRegions):
+        names = InstanceRange(regions, np.arange(regions.table.shape[0])).names()
+        group_of = {n: group_name(n) for n in set(names)}
+        return regions.table, [group_of[n] for n in names]
+    fields = operator.attrgetter(*INSTANCE_INTS)  # one C call per instance
+    table = np.array([fields(i) for i in regions.instances], dtype=np.int64)
+    return table.reshape(len(regions.instances), len(INSTANCE_INTS)), [
+        i.group for i in regions.instances]
 
 
 def cpu_rows_of(trace: Trace, instances: Sequence[RegionInstance]) -> list[np.ndarray]:
@@ -252,8 +266,15 @@ def region_rows(trace: Trace) -> np.ndarray:
 
 
 def find_regions(trace: Trace, links: Links) -> Regions:
-    """Every region instance with its GPU events (by launch, see module doc)."""
-    return Regions(instances_at(trace, links, region_rows(trace)))
+    """Every region instance with its GPU events (by launch, see module doc).
+
+    The instances stay one integer table (``StoredRegions``, as on a reopen): an
+    object per instance is made only when one is asked for, so a first open of
+    ``stats`` (per-name sums, the copies' regions) makes none of the 85,000 a
+    1 GB trace has."""
+    from profiling.analysis.stored_regions import StoredRegions  # it imports this module
+
+    return StoredRegions(trace, instance_table_at(trace, links, region_rows(trace)))
 
 
 def instances_at(trace: Trace, links: Links, rows: np.ndarray) -> list[RegionInstance]:
@@ -261,6 +282,16 @@ def instances_at(trace: Trace, links: Links, rows: np.ndarray) -> list[RegionIns
     by start; each counts the GPU events launched from inside it on its thread."""
     if rows.shape[0] == 0:
         return []
+    table = instance_table_at(trace, links, rows)
+    named = {i: (trace.strings[i], group_name(trace.strings[i]))  # each name once
+             for i in np.unique(trace.name_id[rows]).tolist()}
+    return make_instances([named[i] for i in trace.name_id[rows].tolist()], table)
+
+
+def instance_table_at(trace: Trace, links: Links, rows: np.ndarray) -> np.ndarray:
+    """``instances_at``'s instances as their integer table (columns ``INSTANCE_INTS``)."""
+    if rows.shape[0] == 0:
+        return np.zeros((0, len(INSTANCE_INTS)), dtype=np.int64)
     start = trace.ts_ns[rows]
     end = start + trace.dur_ns[rows]
     lane = trace.lane[rows].astype(np.int64)
@@ -279,23 +310,24 @@ def instances_at(trace: Trace, links: Links, rows: np.ndarray) -> list[RegionIns
     c_memset = cum(gk == Kind.MEMSET)
     g_start, g_end = _spans(trace, gpu, lo, hi)
     ann = _gpu_annotations(trace, rows)
-
-    named = {i: (trace.strings[i], group_name(trace.strings[i]))  # each name once
-             for i in np.unique(trace.name_id[rows]).tolist()}
-    counters: dict[str, int] = {}
-    index = []
-    names = []
-    for i in trace.name_id[rows].tolist():
-        name_group = named[i]
-        n = counters.get(name_group[1], 0)
-        counters[name_group[1]] = n + 1
-        index.append(n)
-        names.append(name_group)
-    table = np.stack([
-        np.asarray(index, dtype=np.int64), rows.astype(np.int64), lane, start, end,
+    return np.stack([
+        _group_counts(trace, rows), rows.astype(np.int64), lane, start, end,
         c_dur[hi] - c_dur[lo], c_kernel[hi] - c_kernel[lo], c_memcpy[hi] - c_memcpy[lo],
         c_memset[hi] - c_memset[lo], g_start, g_end, ann, lo, hi], axis=1)
-    return make_instances(names, table)
+
+
+def _group_counts(trace: Trace, rows: np.ndarray) -> np.ndarray:
+    """``RegionInstance.index`` of each row: how many earlier rows share its group."""
+    ids, inverse = np.unique(trace.name_id[rows], return_inverse=True)
+    codes: dict[str, int] = {}
+    group_of = np.array([codes.setdefault(group_name(trace.strings[i]), len(codes))
+                         for i in ids.tolist()], dtype=np.int64)
+    group = group_of[np.asarray(inverse).reshape(-1)]
+    order = np.argsort(group, kind="stable")  # by group, then row order
+    first = np.searchsorted(group[order], group[order], side="left")
+    out = np.empty(rows.shape[0], dtype=np.int64)
+    out[order] = np.arange(rows.shape[0]) - first
+    return out
 
 
 def make_instances(names: list[tuple[str, str]], table: np.ndarray) -> list[RegionInstance]:
