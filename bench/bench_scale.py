@@ -13,6 +13,12 @@ time from before ``tui.cli`` is imported to the end; stdout to /dev/null):
    needs and stores them with the index, the second maps them (``reopen``: what a
    user sees from the second command on).
 
+With ``--profile DIR``, each command on the reopened trace (analysis mapped) is
+then run once more under cProfile and once with ``-X importtime``, into
+``DIR/<command>.prof``, ``DIR/<command>.txt`` (the top functions, cumulative and
+own time) and ``DIR/<command>.imports.txt``: what to read when a ratio is off on
+a machine that is not at hand.
+
 The table gives seconds, peak RSS / file size, and the ratios of the issue's
 goals: first open / ``orjson.loads`` (<= 0.25 on 2 cores), reopen / first open
 (<= 0.1), each command on the reopened trace / ``orjson.loads`` (<= 0.1), peak
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -55,12 +62,39 @@ def run_once(path: Path, extra: list[str], region: str | None) -> dict[str, dict
     out["stats first"] = measure(command_body(["stats", str(path), "--json", *extra]), path)
     out["stats reopen"] = measure(command_body(["stats", str(path), "--json", *extra]), path)
     for name in COMMANDS:
-        argv = [name, str(path), "--json", *extra]
-        if name == "kernels" and region:
-            argv[2:2] = ["--region", region]
+        argv = argv_of(name, path, extra, region)
         out[f"{name} computes"] = measure(command_body(argv), path)
         out[f"{name} reopen"] = measure(command_body(argv), path)
     return out
+
+
+def argv_of(name: str, path: Path, extra: list[str], region: str | None) -> list[str]:
+    """The ``attn-tui`` arguments of one command of the table."""
+    argv = [name, str(path), "--json", *extra]
+    if name == "kernels" and region:
+        argv[2:2] = ["--region", region]
+    return argv
+
+
+def profile(path: Path, extra: list[str], region: str | None, out: Path) -> None:
+    """Each command on the reopened trace under cProfile and ``-X importtime``."""
+    import pstats
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("stats", *COMMANDS):
+        argv = argv_of(name, path, extra, region)
+        prof = out / f"{name}.prof"
+        with open(os.devnull, "w") as null:
+            subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "tui.cli",
+                            *argv], stdout=null, check=True)
+            with open(out / f"{name}.imports.txt", "w") as imports:
+                subprocess.run([sys.executable, "-X", "importtime", "-m", "tui.cli", *argv],
+                               stdout=null, stderr=imports, check=True)
+        with open(out / f"{name}.txt", "w") as text:
+            stats = pstats.Stats(str(prof), stream=text)
+            stats.sort_stats("cumulative").print_stats(60)
+            stats.sort_stats("tottime").print_stats(40)
+        print(f"profiled {name}: {out / name}.txt", file=sys.stderr)
 
 
 def main() -> int:
@@ -70,10 +104,14 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--region", default="attn_fwd",
                         help="kernels --region (default attn_fwd; '' for the command's choice)")
+    parser.add_argument("--profile", type=Path, metavar="DIR",
+                        help="then profile each command on the reopened trace into DIR")
     args = parser.parse_args()
     extra = [] if args.jobs is None else ["--jobs", str(args.jobs)]
     size = args.file.stat().st_size
     runs = [run_once(args.file, extra, args.region or None) for _ in range(args.repeat)]
+    if args.profile:
+        profile(args.file, extra, args.region or None, args.profile)
     clear_cache(args.file)
 
     def wall(key: str) -> float:
