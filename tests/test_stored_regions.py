@@ -84,3 +84,22 @@ def test_lazy_selection_reads_as_the_list(path: Path):
         for field in ("inst_ptr", "rows", "chain_ptr", "chain"):
             assert np.array_equal(getattr(got, field), getattr(want, field))
         assert not any(stored_made for stored_made in fresh.regions._made)
+
+
+def test_instances_is_one_list_and_threads_share_objects():
+    """``instances`` is the same list each time (callers index it in loops), and
+    instances made from several threads at once are one object each."""
+    import threading
+
+    a = AnalysedTrace(load_trace(SAMPLE_TRACES / "naive.json.gz", use_cache=False))
+    stored = stored_twin(a)
+    got: list[list] = []
+    threads = [threading.Thread(target=lambda: got.append(stored.select("attn_fwd")))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(x is y for g in got for x, y in zip(g, got[0], strict=True))
+    assert stored.instances is stored.instances
+    assert all(any(x is e for e in stored.instances) for x in got[0])

@@ -15,6 +15,7 @@ instances; ``tests/test_stored_regions.py`` compares the two.
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Sequence
 from typing import Any, overload
 
@@ -47,6 +48,8 @@ class StoredRegions(Regions):
     _first: np.ndarray
     _code: np.ndarray
     _made: list[RegionInstance | None]
+    _all: list[RegionInstance] | None
+    _lock: threading.Lock
 
     def __init__(self, trace: Trace, table: np.ndarray) -> None:  # no dataclass __init__
         name_ids = np.asarray(trace.name_id[table[:, _ROW]], dtype=np.int64)
@@ -61,11 +64,18 @@ class StoredRegions(Regions):
         setattr_(self, "_first", first)  # first instance of each distinct name
         setattr_(self, "_code", np.asarray(inverse).reshape(-1))  # distinct name of each
         setattr_(self, "_made", [None] * table.shape[0])  # objects made so far
+        setattr_(self, "_all", None)  # ``instances``, once asked for
+        setattr_(self, "_lock", threading.Lock())
 
     @property
     def instances(self) -> list[RegionInstance]:  # type: ignore[override]
-        """Every instance as an object (made on first use, then kept)."""
-        return self._objects(np.arange(self.table.shape[0]))
+        """Every instance as an object (made on first use; then the same list, as
+        ``Regions.instances`` is: callers index it in loops)."""
+        every = self._all
+        if every is None:
+            every = self._objects(np.arange(self.table.shape[0]))
+            object.__setattr__(self, "_all", every)
+        return every
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Regions) and self.instances == other.instances
@@ -73,13 +83,16 @@ class StoredRegions(Regions):
     __hash__ = None  # type: ignore[assignment]  # like Regions (a list inside)
 
     def _objects(self, positions: np.ndarray) -> list[RegionInstance]:
+        """The instances at ``positions``, each made once (under a lock: the TUI asks
+        from several threads, and one instance must stay one object)."""
         made: list[Any] = self._made
-        todo = [p for p in positions.tolist() if made[p] is None]
-        if todo:
-            names, groups, code = self._names, self._groups, self._code
-            pairs = [(names[c], groups[c]) for c in code[todo].tolist()]
-            for p, inst in zip(todo, make_instances(pairs, self.table[todo]), strict=True):
-                made[p] = inst
+        with self._lock:
+            todo = [p for p in positions.tolist() if made[p] is None]
+            if todo:
+                names, groups, code = self._names, self._groups, self._code
+                pairs = [(names[c], groups[c]) for c in code[todo].tolist()]
+                for p, inst in zip(todo, make_instances(pairs, self.table[todo]), strict=True):
+                    made[p] = inst
         return [made[p] for p in positions.tolist()]
 
     def positions(self, name: str) -> np.ndarray:
