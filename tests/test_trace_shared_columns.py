@@ -26,11 +26,12 @@ def _chunk():
 def test_round_trip_gives_the_same_columns():
     want = _chunk()
     sent = pickle.loads(pickle.dumps(shared_columns.export(_chunk())))
-    assert sent.shared is not None and os.path.exists(sent.shared[0])
+    assert sent.shared is not None
+    paths = [path for path, _dtype, _count in sent.shared]
+    assert len(paths) == len(shared_columns.COLUMNS) and all(map(os.path.exists, paths))
     assert all(getattr(sent, name).size == 0 for name in shared_columns.COLUMNS)
-    path = sent.shared[0]
     got = shared_columns.attach(sent)
-    assert not os.path.exists(path) and got.shared is None
+    assert not any(map(os.path.exists, paths)) and got.shared is None
     for name in shared_columns.COLUMNS:
         a, b = getattr(got, name), getattr(want, name)
         assert a.dtype == b.dtype and np.array_equal(a, b), name
@@ -40,9 +41,9 @@ def test_round_trip_gives_the_same_columns():
 def test_discard_removes_the_file():
     sent = shared_columns.export(_chunk())
     assert sent.shared is not None
-    path = sent.shared[0]
+    paths = [path for path, _dtype, _count in sent.shared]
     shared_columns.discard(sent)
-    assert not os.path.exists(path) and sent.shared is None
+    assert not any(map(os.path.exists, paths)) and sent.shared is None
 
 
 def test_without_shm_the_chunk_is_pickled(monkeypatch, tmp_path):
@@ -50,3 +51,16 @@ def test_without_shm_the_chunk_is_pickled(monkeypatch, tmp_path):
     chunk = shared_columns.export(_chunk())
     assert chunk.shared is None and chunk.ts_ns.size > 0
     assert shared_columns.attach(chunk) is chunk
+
+
+def test_sweep_removes_files_of_processes_that_are_gone(monkeypatch, tmp_path):
+    monkeypatch.setattr(shared_columns, "SHM", str(tmp_path))
+    mine = shared_columns.export(_chunk(), os.getpid())
+    gone = shared_columns.export(_chunk(), 2**22 + 12345)  # above Linux's pid limit
+    assert mine.shared and gone.shared
+    (tmp_path / "unrelated").write_text("x")
+    shared_columns.sweep()
+    assert all(os.path.exists(path) for path, _d, _c in mine.shared)
+    assert not any(os.path.exists(path) for path, _d, _c in gone.shared)
+    assert (tmp_path / "unrelated").exists()
+    shared_columns.discard(mine)

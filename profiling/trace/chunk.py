@@ -40,9 +40,9 @@ class Chunk:
     warnings: list[str] = field(default_factory=list)
     skipped: int = 0  # entries that are not event objects
     exact_times: bool = False  # times were read from their text (epoch-sized decimals)
-    # Set while the columns wait in a memory file (path, (dtype, length) per column):
+    # Set while the columns wait in memory files, (path, dtype, length) per column:
     # see shared_columns.
-    shared: tuple[str, list[tuple[str, int]]] | None = None
+    shared: list[tuple[str, str, int]] | None = None
 
 
 WRONG_TYPES = (

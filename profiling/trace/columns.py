@@ -34,8 +34,6 @@ _SLICE_TABLE = np.zeros(256, dtype=bool)
 for _letter in "XBE":
     _SLICE_TABLE[ord(_letter)] = True
 
-_CONCAT = ("ts_ns", "dur_ns", "ts_state", "dur_state", "ph", "correlation", "external_id",
-           "stream")
 
 
 def build_trace(
@@ -46,25 +44,25 @@ def build_trace(
     path: str,
     args_source: ArgsSource | None,
 ) -> Trace:
-    """Merge chunks into one ``Trace`` (rows sorted by lane, start, -duration)."""
+    """Merge chunks into one ``Trace`` (rows sorted by lane, start, -duration).
+
+    Memory: each column is merged and taken from the chunks (``_merged``: a chunk's
+    copy can go as soon as the merged one exists), and a merged column is replaced
+    by its sorted copy, one at a time; so the peak is about the trace's columns plus
+    a few merged ones, not three copies of every column (chunks, merged, sorted).
+    The chunks have no columns left when this returns.
+    """
     warnings = list(warnings)
     for chunk in chunks:
         warnings.extend(chunk.warnings)
     strings: dict[str, int] = {"": 0}
     lane_keys: dict[tuple[Any, Any], int] = {}
-    name_id, cat_id, lane_of, entry = [], [], [], []
-    for chunk, first_entry in zip(chunks, entry_starts, strict=True):
-        remap = _remap(chunk.strings, strings)
-        name_id.append(remap[chunk.name_id])
-        cat_id.append(remap[chunk.cat_id])
-        lanes_remap = _remap(chunk.lane_keys, lane_keys)
-        lane_of.append(lanes_remap[chunk.lane])
-        entry.append(chunk.entry + first_entry)
-    col = {key: np.concatenate([getattr(c, key) for c in chunks]) for key in _CONCAT}
-    names = np.concatenate(name_id).astype(np.int32)
-    cats = np.concatenate(cat_id).astype(np.int32)
-    lane = np.concatenate(lane_of).astype(np.int32)
-    source_index = np.concatenate(entry).astype(np.int64)
+    string_maps = [_remap(chunk.strings, strings) for chunk in chunks]
+    lane_maps = [_remap(chunk.lane_keys, lane_keys) for chunk in chunks]
+    names = _merged(chunks, "name_id", string_maps).astype(np.int32, copy=False)
+    cats = _merged(chunks, "cat_id", string_maps).astype(np.int32, copy=False)
+    lane = _merged(chunks, "lane", lane_maps).astype(np.int32, copy=False)
+    col = {key: _merged(chunks, key) for key in ("ts_ns", "dur_ns", "ts_state", "dur_state", "ph")}
     string_list = list(strings)
     ts_ns, dur_ns, ph = col["ts_ns"], col["dur_ns"], col["ph"]
     kind = copy_kinds_by_name(_kinds(ph, cats, string_list), cats, names, string_list)
@@ -72,6 +70,7 @@ def build_trace(
     device = np.where(_SLICE_TABLE[ph], by_category[cats], 0).astype(np.uint8)
 
     valid = _usable_rows(col, warnings)
+    del col
     _pair_begin_end(ph, lane, ts_ns, dur_ns, valid, warnings)
 
     keys = list(lane_keys)
@@ -80,39 +79,65 @@ def build_trace(
     lane = lane_remap[lane]
 
     order = row_order(np.flatnonzero(valid), lane, ts_ns, dur_ns)
-    lane_sorted = lane[order]
-    lane_start = np.searchsorted(lane_sorted, np.arange(len(lanes) + 1)).astype(np.int64)
+    del valid
+    lane = lane[order].astype(np.int32, copy=False)
+    lane_start = np.searchsorted(lane, np.arange(len(lanes) + 1)).astype(np.int64)
     ts_ns, dur_ns, kind = ts_ns[order], dur_ns[order], kind[order]
     depth = _depths(ts_ns, dur_ns, kind, lane_start)
     for item in lanes:
         lo, hi = int(lane_start[item.index]), int(lane_start[item.index + 1])
         item.events = hi - lo
         item.max_depth = int(depth[lo:hi].max()) if hi > lo else 0
-
+    names, cats, ph, device = names[order], cats[order], ph[order], device[order]
+    sorted_columns = {key: _merged(chunks, key)[order] for key in _SORTED_LAST}
+    entries = [np.asarray(first, dtype=np.int64) for first in entry_starts]
+    source_index = _merged(chunks, "entry", offsets=entries).astype(np.int64, copy=False)[order]
     return Trace(
         path=path,
         n_entries=sum(c.n_entries for c in chunks),
         strings=string_list,
         ts_ns=ts_ns,
         dur_ns=dur_ns,
-        name_id=names[order],
-        cat_id=cats[order],
+        name_id=names,
+        cat_id=cats,
         kind=kind,
-        ph=ph[order],
-        lane=lane_sorted.astype(np.int32),
+        ph=ph,
+        lane=lane,
         depth=depth,
-        correlation=col["correlation"][order],
-        external_id=col["external_id"][order],
-        stream=col["stream"][order],
-        source_index=source_index[order],
+        source_index=source_index,
         lanes=lanes,
         lane_start=lane_start,
         groups=groups,
         metadata=metadata,
         warnings=warnings,
         args_source=args_source,
-        device_type=device[order],
+        device_type=device,
+        **sorted_columns,
     )
+
+
+_SORTED_LAST = ("correlation", "external_id", "stream")  # merged only once rows are sorted
+_TAKEN = np.zeros(0, dtype=np.int8)
+
+
+def _merged(
+    chunks: list[Chunk],
+    key: str,
+    maps: list[np.ndarray] | None = None,
+    offsets: list[np.ndarray] | None = None,
+) -> np.ndarray:
+    """Column ``key`` of every chunk in one array (chunk-local ids through that chunk's
+    map, ``offsets`` added), taken from the chunks so their copies can go."""
+    parts = []
+    for i, chunk in enumerate(chunks):
+        part = getattr(chunk, key)
+        setattr(chunk, key, _TAKEN)
+        if maps is not None:
+            part = maps[i][part]
+        if offsets is not None:
+            part = part + offsets[i]
+        parts.append(part)
+    return np.concatenate(parts)
 
 
 def _usable_rows(col: dict[str, np.ndarray], warnings: list[str]) -> np.ndarray:

@@ -293,6 +293,7 @@ def _decode_parallel(
                 ref = TextRef(source.path, source.size, source.mtime_ns, source.path)
             else:  # gzip: the decompressed text, where the workers can map it
                 ref = stack.enter_context(SharedText(source.text, source.path)).ref
+            shared_columns.sweep()  # files of loads that were killed
             return _run_on_pool(get_pool(workers), ref, jobs, report)
     except (SourceMoved, OSError):
         return None

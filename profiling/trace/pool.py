@@ -32,7 +32,7 @@ import tempfile
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from profiling.trace import shared_columns
 from profiling.trace.decode import Chunk, decode_chunk
@@ -51,6 +51,7 @@ class TextRef:
     size: int
     mtime_ns: int
     where: str  # the trace's path, for messages
+    owner: int = field(default_factory=os.getpid)  # the loading process (names its files)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def decode_job(ref: TextRef, job: Job) -> Chunk:
     try:
         chunk = decode_chunk(text, job.lo, job.hi, job.last, ref.where, job.open_end, job.exact)
         release_pages(text, job.lo, job.hi)
-        return shared_columns.export(chunk)  # the columns wait in memory, not in a pickle
+        return shared_columns.export(chunk, ref.owner)  # columns wait in memory, not pickled
     finally:
         text.close()
 
