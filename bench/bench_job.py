@@ -20,7 +20,8 @@ removed) and reopen (the indexes mapped):
                (``ATTN_TUI_JOB_THREADS=1``: big ranks parsed there one at a time),
                to compare (``--no-threads`` skips it);
 - first frame: ``attn-tui open DIR`` in a private tmux server until the screen shows
-               the job's first lanes (``bench/tui_first_frame.py``'s harness;
+               the job's first two process groups (their labels' heads: a lane's
+               label is cut short beside its counts) (``bench/tui_first_frame.py``'s harness;
                ``--no-tui`` skips it), and ``attn-tui open LARGEST`` the same way.
 
 Every measured process has a time limit (``--limit``, default 20x the rank's load,
@@ -67,7 +68,7 @@ from tui.timeline_model import TimelineModel
 trace = load_trace(sys.argv[1])
 model = TimelineModel(trace)
 wall = time.perf_counter() - t
-labels = [s.label for s in model.rows[:12] if s.kind in ("group", "lane")][:2]
+labels = [s.label for s in model.rows[:40] if s.kind == "group"][:2]
 print(json.dumps({"wall": wall, "labels": labels}))
 """
 
@@ -84,7 +85,7 @@ t_model = time.perf_counter()
 model = TimelineModel(session.trace)
 wall = time.perf_counter() - t
 stages = {"import": imported, **session.timings, "timeline": time.perf_counter() - t_model}
-labels = [s.label for s in model.rows[:12] if s.kind in ("group", "lane")][:2]
+labels = [s.label for s in model.rows[:40] if s.kind == "group"][:2]
 print(json.dumps({"wall": wall, "labels": labels, "rows": len(session.trace),
                   "stages": stages}), flush=True)
 """

@@ -112,3 +112,31 @@ def test_big_parses_on_threads_go_one_at_a_time(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert most[0] == 1
+
+
+def test_ranks_and_findings_reopen_the_job_the_tui_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from profiling.analysis import job_open
+    from tui.cli import main
+
+    paths = straggler_job(tmp_path, ranks=3, slow=1)
+    outputs = []
+    for command in ("ranks", "findings"):
+        assert main([command, *paths, "--json"]) == 0
+        outputs.append(capsys.readouterr().out)
+    load_job_session(paths, str(tmp_path))  # as `attn-tui open DIR` does: stores the job
+    wait_for_writes()
+
+    def merged_again(*args: object, **kwargs: object) -> None:
+        raise AssertionError("merged again instead of mapping the stored job")
+
+    merge = job_open.load_job
+    monkeypatch.setattr(job_open, "load_job", merged_again)
+    for command, before in zip(("ranks", "findings"), outputs, strict=True):
+        assert main([command, *reversed(paths), "--json"]) == 0  # any order: rank order
+        assert capsys.readouterr().out == before
+    monkeypatch.setattr(job_open, "load_job", merge)
+    monkeypatch.setattr(job_open, "read_job", merged_again)  # --no-cache: never read
+    assert main(["ranks", *paths, "--json", "--no-cache"]) == 0
+    assert capsys.readouterr().out == outputs[0]

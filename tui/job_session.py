@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.job import group_paths, name_stem
-from profiling.analysis.job_index import index_in_processes, one_parse_at_a_time
-from profiling.analysis.job_merge import Job, job_of_trace, job_path, load_job
-from profiling.analysis.job_store import read_job, write_in_background
+from profiling.analysis.job_merge import Job, job_of_trace, job_path
+from profiling.analysis.job_open import open_job
 from profiling.trace import load_trace
 from tui.session import Progress, Session, load_session
 
@@ -61,40 +59,21 @@ class _RankProgress:
 
 def load_job_session(paths: list[str], key: str, progress: Progress | None = None, *,
                      no_cache: bool = False, alignment: str = "clock") -> JobSession:
-    """Load a job's ranks (in parallel) into one session keyed ``key``.
-
-    A job opened before maps its merged index (``job_store``); else big ranks are
-    first parsed in processes of their own (``job_index``), every rank is then
-    mapped (or parsed here, one big one at a time) and merged, and the merged job
-    is written as an index of its own on a background thread."""
+    """Load a job's ranks into one session keyed ``key`` (``job_open.open_job``: the
+    stored merge mapped, else the ranks parsed in processes of their own, mapped and
+    merged, the merge then stored on a background thread)."""
     report = progress or (lambda stage, fraction: None)
-    timings: dict[str, float] = {}
-    clock = [time.perf_counter()]
-
-    def lap(stage: str) -> None:
-        now = time.perf_counter()
-        timings[stage] = now - clock[0]
-        clock[0] = now
-
     if not no_cache:
-        stored = read_job(paths, alignment, key)
-        lap("job index")
-        if stored is not None:
-            report("done", 1.0)
-            return JobSession(key, AnalysedTrace(stored.trace), job=stored, timings=timings)
-        report(f"parsing {len(paths)} ranks", 0.01)
-        index_in_processes(paths, lambda done, n: report(f"parsing {n} ranks", 0.8 * done / n))
-        lap("rank indexes")
+        report(f"opening {len(paths)} ranks", 0.01)
     ranks = _RankProgress(len(paths), report)
     index = {p: k for k, p in enumerate(paths)}
 
     def load(path: str):  # noqa: ANN202 - a Trace
         return load_trace(path, progress=ranks.of(index[path]), use_cache=not no_cache)
 
-    job = load_job(paths, one_parse_at_a_time(load, not no_cache), alignment, path=key,
-                   timings=timings)
-    if not no_cache and len(job.ranks) == len(paths):  # every rank in it: worth keeping
-        write_in_background(job, paths)
+    timings: dict[str, float] = {}
+    job = open_job(paths, load, alignment, key, use_index=not no_cache, timings=timings,
+                   parsed=lambda done, n: report(f"parsing {n} ranks", 0.8 * done / n))
     report("done", 1.0)
     return JobSession(key, AnalysedTrace(job.trace), job=job, timings=timings)
 

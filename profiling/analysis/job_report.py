@@ -15,8 +15,9 @@ from typing import Any
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.collectives import Collective, job_collectives, wait_by_rank
 from profiling.analysis.finding_types import Finding
-from profiling.analysis.job import Loader, RankInfo, load_all, rank_info_of
-from profiling.analysis.job_merge import Job, load_job, merge_ranks
+from profiling.analysis.job import Loader, RankInfo, group_paths, load_all, rank_info_of
+from profiling.analysis.job_merge import Job, job_path, load_job, merge_ranks
+from profiling.analysis.job_open import open_job
 from profiling.analysis.rank_breakdown import rank_breakdown
 from profiling.analysis.stragglers import MIN_EXCESS, Straggle, straggler_findings, stragglers
 
@@ -47,10 +48,17 @@ def job_report(job: Job, analysed: AnalysedTrace | None = None) -> JobReport:
     return JobReport(job, ranks, collectives, items, straggler_findings(job, items))
 
 
-def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock") -> Job:
+def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock", *,
+               use_index: bool = False) -> Job:
     """``paths`` as a job: the ranks of one job, or one trace on its own (its rank,
     else 0).  Several traces that are not one job are an ``AttnTuiError``
-    (``job_merge.load_job``)."""
+    (``job_merge.load_job``).  ``use_index``: the job's stored merge, else its big
+    ranks parsed in processes of their own and the merge stored (``job_open``), as
+    ``attn-tui open`` does; off for ``--no-cache``."""
+    if len(paths) > 1 and use_index:
+        groups = group_paths(paths)  # rank order, as the TUI keys the stored job
+        ordered = groups[0] if len(groups) == 1 and len(groups[0]) == len(paths) else paths
+        return open_job(ordered, load, alignment, job_path(ordered))
     if len(paths) > 1:
         return load_job(paths, load, alignment)
     (trace,) = load_all(paths, load)

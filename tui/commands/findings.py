@@ -57,11 +57,9 @@ def _run_job(args: argparse.Namespace, paths: list[str]) -> int:
                            "job; this command reads one trace or one job", job_path(paths),
                            "name one of them, or give the folder to 'attn-tui compare', 'open' "
                            "or 'ranks' (a job's ranks)")
-    if not getattr(args, "no_cache", False):  # big ranks parsed in processes of their own
-        from profiling.analysis.job_index import index_in_processes
-
-        index_in_processes(paths)
-    job = load_ranks(paths, lambda p: load_for_command(p, args), args.align)
+    # the job's stored merge, else big ranks parsed in processes of their own (job_open)
+    job = load_ranks(paths, lambda p: load_for_command(p, args), args.align,
+                     use_index=not getattr(args, "no_cache", False))
     for line in job.trace.warnings:  # a rank that could not be read: said, not fatal
         if line.endswith("(left out of the job)"):
             print(f"attn-tui findings: {visible(line)}", file=sys.stderr)

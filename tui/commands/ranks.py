@@ -29,11 +29,9 @@ def run(args: argparse.Namespace) -> int:
     paths: list[str] = list(args.paths)
     if not paths:
         raise AttnTuiError("no trace given", "ranks", "give a job's folder or its rank traces")
-    if not getattr(args, "no_cache", False):  # big ranks parsed in processes of their own
-        from profiling.analysis.job_index import index_in_processes
-
-        index_in_processes(paths)
-    job = load_ranks(paths, lambda p: load_for_command(p, args), args.align)
+    # the job's stored merge, else big ranks parsed in processes of their own (job_open)
+    job = load_ranks(paths, lambda p: load_for_command(p, args), args.align,
+                     use_index=not getattr(args, "no_cache", False))
     from tui.names import visible
 
     for line in job.trace.warnings:  # a rank that could not be read: said, not fatal
