@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_big_trace import load_seed, write_big_trace  # noqa: E402
 from tui_first_frame import clear_cache, time_first_frame  # noqa: E402
 
-from profiling.analysis.job_index import THREADS_ENV  # noqa: E402
+from profiling.analysis.job_index import THREADS_ENV, WORKERS_ENV  # noqa: E402
 
 _GUARD = r"""
 import faulthandler, os, sys
@@ -194,9 +194,13 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--no-threads", action="store_true",
                     help=f"skip the first open with {THREADS_ENV}=1")
     ap.add_argument("--limit", type=float, help="seconds a measured process may take")
+    ap.add_argument("--rank-workers", type=int,
+                    help=f"decoders per rank's own process ({WORKERS_ENV}; default cores/ranks)")
     args = ap.parse_args()
     if args.make and args.seed is None:
         ap.error("--make needs --seed")
+    if args.rank_workers:
+        os.environ[WORKERS_ENV] = str(args.rank_workers)  # every measured process inherits it
     return args
 
 
@@ -259,7 +263,8 @@ def main() -> int:
                 on_threads.append(threads)
     total = sum(p.stat().st_size for p in paths) / 1e6
     print(f"job: {len(paths)} ranks, {total:.0f} MB in all, largest {largest.name} "
-          f"{largest.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; "
+          f"{largest.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; decoders per "
+          f"rank's process {os.environ.get(WORKERS_ENV) or 'cores / ranks'}; "
           f"{args.repeat} run(s), medians")
     _table(runs, on_threads)
     return 0

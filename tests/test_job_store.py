@@ -140,3 +140,14 @@ def test_ranks_and_findings_reopen_the_job_the_tui_stored(
     monkeypatch.setattr(job_open, "read_job", merged_again)  # --no-cache: never read
     assert main(["ranks", *paths, "--json", "--no-cache"]) == 0
     assert capsys.readouterr().out == outputs[0]
+
+
+def test_rank_workers_share_the_cores_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    from profiling.analysis.job_index import WORKERS_ENV, rank_workers
+
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    assert (rank_workers(16, 8), rank_workers(16, 3), rank_workers(2, 4)) == (2, 5, 1)
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert rank_workers(16, 8) == 3
+    monkeypatch.setenv(WORKERS_ENV, "lots")  # not a number: the share
+    assert rank_workers(16, 8) == 2

@@ -102,6 +102,20 @@ def _index_one(path: str, workers: int) -> None:
         shutdown_pools()
 
 
+WORKERS_ENV = "ATTN_TUI_JOB_RANK_WORKERS"
+"""Decoding processes per rank parsed in a process of its own (default: cores / ranks)."""
+
+
+def rank_workers(cores: int, ranks: int) -> int:
+    """Decoders each rank's process starts: ``ATTN_TUI_JOB_RANK_WORKERS`` when set to a
+    whole number (for measuring other shares on a big machine: ``bench_job.py
+    --rank-workers``), else the cores shared out, at least one."""
+    value = os.environ.get(WORKERS_ENV, "")
+    if value.strip().isdigit() and int(value) > 0:
+        return int(value)
+    return max(1, cores // max(ranks, 1))
+
+
 _PARSE_LOCK = threading.Lock()
 
 
@@ -146,7 +160,7 @@ def index_in_processes(
     if len(todo) < 2 or not _index_writable():
         return 0  # one rank alone: its load decodes on every core anyway
     cores = default_jobs()
-    workers = max(1, cores // len(todo))
+    workers = rank_workers(cores, len(todo))
     context = multiprocessing.get_context(start_method())
     waiting = list(todo)
     running: dict[Any, BaseProcess] = {}
