@@ -4,6 +4,7 @@ made-up instances that nest and tie (same start, same length, several groups).""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -177,3 +178,37 @@ def test_gpu_annotations_shared_and_missing_ids() -> None:
         got = _gpu_annotations(t, rows)
         assert np.array_equal(got, reference_gpu_annotations(t, rows))
         assert (got >= 0).any() and (got == -1).any()
+
+
+def test_copies_with_tied_launchers_and_many_names() -> None:
+    """Copy rows renamed among a few names (one string twice, under two ids, and one
+    named like UNKNOWN_LAUNCHER), launchers drawn so that counts tie: names, launcher
+    order (count, then first appearance) and regions as the Counter code had them."""
+    a = AnalysedTrace(load_trace(SAMPLE_TRACES / "sdpa_math.json.gz"))  # 60 GPU rows
+    trace, links = a.trace, a.links
+    gpu = links.gpu_rows
+    ops = np.flatnonzero(trace.kind == Kind.CPU_OP)[:6]
+    strings = [*trace.strings, "Memcpy X", "Memcpy X", UNKNOWN_LAUNCHER, "Memset Y"]
+    extra = np.arange(len(trace.strings), len(strings))
+    rng = np.random.default_rng(13)
+    for _ in range(15):
+        kind = trace.kind.copy()
+        copies = gpu[rng.random(gpu.shape[0]) < 0.8]
+        kind[copies] = rng.choice([int(Kind.MEMCPY), int(Kind.MEMSET)], copies.shape[0])
+        name_id = trace.name_id.copy()
+        name_id[copies] = rng.choice(extra, copies.shape[0])
+        name_id[ops[:2]] = extra[2]  # an op named "(unknown)" too
+        op = links.op.copy()
+        op[copies] = rng.choice(np.r_[-1, ops], copies.shape[0])
+        t = Trace(
+            **{
+                **{f: getattr(trace, f) for f in trace.__dataclass_fields__},
+                "kind": kind,
+                "name_id": name_id,
+                "strings": strings,
+            }
+        )
+        ln = dataclasses.replace(links, op=op)
+        got = copy_stats(t, ln, a.regions)
+        same_copies(got, reference_copy_stats(t, ln, a.regions))
+        assert len(got) >= 3 and any(len(c.launched_by) > 3 for c in got)

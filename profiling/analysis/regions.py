@@ -176,9 +176,21 @@ class Regions:
         """For each GPU row, the group keys of the instances it was launched in
         (outermost first, each once)."""
         out: list[list[str]] = [[] for _ in range(gpu_rows.shape[0])]
+        at, group, names = self.containing_pairs(links, gpu_rows)
+        for j, g in zip(at.tolist(), group.tolist(), strict=True):
+            out[j].append(names[g])
+        return out
+
+    def containing_pairs(
+        self, links: Links, gpu_rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """``containing`` as flat arrays: (position in ``gpu_rows``, group code) pairs
+        in its order (by position, then outermost first, each group once), and the
+        group keys the codes index."""
+        none = np.zeros(0, dtype=np.int64)
         table, groups = _columns(self)
         if table.shape[0] == 0 or gpu_rows.shape[0] == 0:
-            return out
+            return none, none, []
         codes: dict[str, int] = {}
         group = np.array([codes.setdefault(g, len(codes)) for g in groups], dtype=np.int64)
         start, end = table[:, _START], table[:, _END]
@@ -191,15 +203,12 @@ class Regions:
         keep = hit >= 0
         hit, owners = hit[keep], owners[keep]
         # By GPU row, then instance start, longest first; ties keep instance order
-        # (a stable sort, as the sorted() of (row, owner) pairs this replaces).
+        # (a stable sort, as the sorted() of (row, owner) pairs this replaced).
         order = np.lexsort((start[owners] - end[owners], start[owners], hit))
         hit, group = hit[order], group[owners[order]]
         _, first = np.unique(hit * len(codes) + group, return_index=True)
         first.sort()  # each (row, group) once, where it first comes
-        names = list(codes)
-        for j, g in zip(hit[first].tolist(), group[first].tolist(), strict=True):
-            out[j].append(names[g])
-        return out
+        return hit[first], group[first], list(codes)
 
 
 def _columns(regions: Regions) -> tuple[np.ndarray, list[str]]:
