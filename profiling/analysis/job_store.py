@@ -117,7 +117,7 @@ def job_folder(paths: Sequence[str], alignment: str) -> Path:
 def content_key(paths: Sequence[str], alignment: str) -> str:
     """The key ``meta.json`` must hold: every rank's ``cache_key`` (its size, mtime,
     first and last MiB and ``LOADER_VERSION``), the alignment and this version."""
-    keys = [cache_key(Path(p)) for p in paths]
+    keys = on_threads(lambda p: cache_key(Path(p)), list(paths))  # hashlib frees the GIL
     return _sha("\1".join([f"job{JOB_INDEX_VERSION}", alignment, *keys]))
 
 
