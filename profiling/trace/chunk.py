@@ -95,9 +95,8 @@ def chunk_columns(
                          dtype=np.int32)
     ph = _phase_codes(phases)[phase_ids]
     correlation = int_column([a.correlation for a in args])
-    for i in np.flatnonzero(np.isin(ph, _FLOW_CODES)).tolist():  # flows carry their id in "id"
-        flow_id = _as_int_id(rows[i].id)
-        correlation[i] = -1 if flow_id is None else flow_id
+    flows = np.flatnonzero(np.isin(ph, _FLOW_CODES))  # flows carry their id in "id"
+    correlation[flows] = _flow_ids([rows[i].id for i in flows.tolist()])
     external_id = int_column([a.external_id for a in args])
     old = external_id == -1
     if old.any():
@@ -203,6 +202,21 @@ def _as_int_id(value: Any) -> int | None:
             return None
         return number if -(2**63) <= number < 2**63 else None
     return None
+
+
+def _flow_ids(values: list[Any]) -> np.ndarray:
+    """Flow ids as int64 (-1 where not an integer id); plain ints in one conversion."""
+    if all(type(v) is int for v in values):  # not bool, which is no id
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            pass
+    out = np.full(len(values), -1, dtype=np.int64)
+    for i, value in enumerate(values):
+        number = _as_int_id(value)
+        if number is not None:
+            out[i] = number
+    return out
 
 
 def int_column(values: list[Any]) -> np.ndarray:
