@@ -151,3 +151,19 @@ def test_rank_workers_share_the_cores_unless_told(monkeypatch: pytest.MonkeyPatc
     assert rank_workers(16, 8) == 3
     monkeypatch.setenv(WORKERS_ENV, "lots")  # not a number: the share
     assert rank_workers(16, 8) == 2
+
+
+def test_a_process_that_ends_at_once_still_stores_its_job(tmp_path: Path) -> None:
+    """The writer outlives the main thread (``attn-tui ranks`` prints and returns):
+    it must not need a thread pool then, and the process waits for it."""
+    import subprocess
+    import sys
+
+    paths = straggler_job(tmp_path, ranks=2, slow=0)
+    code = ("import sys; from profiling.analysis import job_store; job_store.MIN_JOB_BYTES = 0; "
+            "from tui.job_session import load_job_session; "
+            "load_job_session(sys.argv[1:], sys.argv[1] + '.job')")
+    done = subprocess.run([sys.executable, "-c", code, *paths], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1], check=False)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert read_job(paths, "clock", "x") is not None

@@ -114,10 +114,16 @@ def job_folder(paths: Sequence[str], alignment: str) -> Path:
     return _cache_root() / name
 
 
-def content_key(paths: Sequence[str], alignment: str) -> str:
+def content_key(paths: Sequence[str], alignment: str, parallel: bool = True) -> str:
     """The key ``meta.json`` must hold: every rank's ``cache_key`` (its size, mtime,
-    first and last MiB and ``LOADER_VERSION``), the alignment and this version."""
-    keys = on_threads(lambda p: cache_key(Path(p)), list(paths))  # hashlib frees the GIL
+    first and last MiB and ``LOADER_VERSION``), the alignment and this version.
+    ``parallel``: hash on threads (hashlib frees the GIL); never from the writer,
+    which may run on after the interpreter began to shut down, when no thread pool
+    takes work any more."""
+    if parallel:
+        keys = on_threads(lambda p: cache_key(Path(p)), list(paths))
+    else:
+        keys = [cache_key(Path(p)) for p in paths]
     return _sha("\1".join([f"job{JOB_INDEX_VERSION}", alignment, *keys]))
 
 
@@ -243,7 +249,7 @@ def write_job(job: Job, paths: Sequence[str]) -> Path | None:
     trace = job.trace
     try:
         folder = job_folder(paths, job.alignment)
-        key = content_key(paths, job.alignment)
+        key = content_key(paths, job.alignment, parallel=False)
         size = sum(int(getattr(trace, c).nbytes) for c in COLUMNS)
         total = sum(os.stat(p).st_size for p in paths)
         mtime = max(os.stat(p).st_mtime_ns for p in paths)
@@ -266,7 +272,7 @@ def write_job(job: Job, paths: Sequence[str]) -> Path | None:
         (tmp / "meta.json").write_bytes(msgspec.json.encode(meta))
         info = EntryInfo(trace=os.path.abspath(trace.path), size=total, mtime_ns=mtime)
         (tmp / ENTRY_FILE).write_bytes(msgspec.json.encode(info))
-        if content_key(paths, job.alignment) != key:  # a rank changed while writing
+        if content_key(paths, job.alignment, parallel=False) != key:  # a rank changed meanwhile
             raise ValueError("a rank changed")
         if folder.exists():
             remove_entry(folder)
@@ -296,6 +302,7 @@ def write_in_background(job: Job, paths: Sequence[str]) -> threading.Thread | No
             return None
     except OSError:
         return None
+    _bounds(job.trace)  # here, on threads: the writer may outlive the main thread
     thread = threading.Thread(target=write_job, args=(job, list(paths)),
                               name="attn-tui job index", daemon=False)
     thread.start()
