@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from profiling.analysis import nesting
 from profiling.analysis.links import op_nesting
-from profiling.analysis.nesting import Nesting, nest
+from profiling.analysis.nesting import Nesting, innermost_containing, nest
 from profiling.trace.loader import load_trace
 from tests.conftest import SAMPLE_TRACES, real_trace_files
 
@@ -172,3 +172,74 @@ def test_op_nesting_of_every_trace(path: Path) -> None:
             assert np.array_equal(getattr(got, name), getattr(want, name)), name
     rows = np.arange(len(trace))
     assert_same(trace.ts_ns, trace.ts_ns + trace.dur_ns, trace.lane[rows])
+
+
+def reference_innermost_containing(
+    points: np.ndarray,
+    point_group: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    group: np.ndarray,
+    nesting: Nesting,
+) -> np.ndarray:
+    """``nesting.innermost_containing`` as it was (np.unique of the groups, a mask
+    over every point per level)."""
+    n = int(start.shape[0])
+    out = np.full(points.shape[0], -1, dtype=np.int64)
+    if n == 0 or points.shape[0] == 0:
+        return out
+    key_order = np.lexsort((start, group))
+    g_sorted = group[key_order]
+    s_sorted = start[key_order]
+    lo = np.searchsorted(g_sorted, point_group, side="left")
+    hi = np.searchsorted(g_sorted, point_group, side="right")
+    pos = np.empty(points.shape[0], dtype=np.int64)
+    for g in np.unique(point_group):
+        sel = np.flatnonzero(point_group == g)
+        a, b = int(lo[sel[0]]), int(hi[sel[0]])
+        pos[sel] = a + np.searchsorted(s_sorted[a:b], points[sel], side="right") - 1
+        pos[sel[pos[sel] < a]] = -1
+    cand = np.where(pos >= 0, key_order[np.maximum(pos, 0)], -1)
+    active = cand >= 0
+    while active.any():
+        idx = np.flatnonzero(active)
+        c = cand[idx]
+        inside = end[c] > points[idx]
+        done = idx[inside]
+        out[done] = c[inside]
+        nxt = nesting.parent[c[~inside]]
+        cand[idx[~inside]] = nxt
+        active[done] = False
+        active[idx[~inside][nxt < 0]] = False
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_innermost_containing_as_before(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(40):
+        n = int(rng.integers(0, 150))
+        offset = int(rng.choice([0, -1000, 2**50]))
+        s, e, g = sorted_events(rng, n, int(rng.integers(1, 5)), 60, 40, offset)
+        k = int(rng.integers(0, 200))
+        points = rng.integers(-70, 110, k) + offset
+        pg = rng.integers(-1, 6, k)  # groups with no events, and a negative one
+        for pgroup in (pg, np.abs(pg), np.abs(pg).astype(np.uint64), pg.astype(float)):
+            nesting_ = nest(s, e, g)
+            got = innermost_containing(points, pgroup, s, e, g, nesting_)
+            want = reference_innermost_containing(points, pgroup, s, e, g, nesting_)
+            assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: Path(p).name)
+def test_innermost_containing_of_every_trace(path: Path) -> None:
+    trace = load_trace(path)
+    ops, nesting_ = op_nesting(trace)
+    start = trace.ts_ns[ops]
+    end = start + trace.dur_ns[ops]
+    lane = trace.lane[ops].astype(np.int64)
+    points, pgroup = trace.ts_ns, trace.lane.astype(np.int64)
+    got = innermost_containing(points, pgroup, start, end, lane, nesting_)
+    assert np.array_equal(
+        got, reference_innermost_containing(points, pgroup, start, end, lane, nesting_)
+    )

@@ -250,21 +250,29 @@ def innermost_containing(
     lo = np.searchsorted(g_sorted, point_group, side="left")
     hi = np.searchsorted(g_sorted, point_group, side="right")
     pos = np.empty(points.shape[0], dtype=np.int64)
-    for g in np.unique(point_group):
+    for g in _distinct(point_group).tolist():
         sel = np.flatnonzero(point_group == g)
         a, b = int(lo[sel[0]]), int(hi[sel[0]])
         pos[sel] = a + np.searchsorted(s_sorted[a:b], points[sel], side="right") - 1
         pos[sel[pos[sel] < a]] = -1
-    cand = np.where(pos >= 0, key_order[np.maximum(pos, 0)], -1)
-    active = cand >= 0
-    while active.any():
-        idx = np.flatnonzero(active)
-        c = cand[idx]
+    # Climb from each candidate to the first ancestor still open at the point,
+    # one step per level, over the points still climbing only.
+    idx = np.flatnonzero(pos >= 0)
+    c = key_order[pos[idx]]
+    while idx.shape[0]:
         inside = end[c] > points[idx]
-        done = idx[inside]
-        out[done] = c[inside]
-        nxt = nesting.parent[c[~inside]]
-        cand[idx[~inside]] = nxt
-        active[done] = False
-        active[idx[~inside][nxt < 0]] = False
+        out[idx[inside]] = c[inside]
+        idx, c = idx[~inside], nesting.parent[c[~inside]]
+        up = c >= 0
+        idx, c = idx[up], c[up]
     return out
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``, by counting when they are small non-negative integers
+    (lanes, usually): no sort of a value per GPU event."""
+    if values.dtype.kind in "iu" and values.shape[0]:
+        lo, hi = int(values.min()), int(values.max())
+        if lo >= 0 and hi < 4 * values.shape[0] + 1024:
+            return np.flatnonzero(np.bincount(values.astype(np.intp), minlength=hi + 1))
+    return np.unique(values)
