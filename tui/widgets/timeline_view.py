@@ -47,6 +47,13 @@ class TimelineView(ReportsErrors, DetailsKeys, Vertical):  # DetailsKeys: i, y
 
     def on_timeline_changed(self, message: Timeline.Changed) -> None:
         self.query_one(Ruler).refresh()
-        self.query_one(Details).show(self.model)
+        details = self.query_one(Details)
+        details.show(self.model)
+        ranged = self.model.range is not None
+        if ranged != details.has_class("-range"):
+            # the range panel unfolds or folds: the next frame lays the screen out anew
+            # (without this it first repaints the old layout, a frame more at 1 M events);
+            # the class is the details' own, as restyling the whole view cost ~10 ms
+            self.screen.refresh(layout=True, repaint=False)
+            details.set_class(ranged, "-range")
         self.query_one(RangePanel).sync()
-        self.set_class(self.model.range is not None, "-range")
