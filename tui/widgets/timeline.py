@@ -11,13 +11,12 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.color import Color
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from profiling.trace.model import GPU_KINDS, Kind
+from profiling.trace.model import GPU_KINDS
 from tui.glyphs import low_colour
 from tui.guard import ReportsErrors
 from tui.link_marks import connectors
@@ -26,20 +25,8 @@ from tui.timeline_model import TimelineModel
 from tui.timeline_moves import next_gpu_lane, next_lane, unfold_for_gpu
 from tui.widgets.lane_keys import LaneKeys
 from tui.widgets.mark_keys import MarkKeys
+from tui.widgets.timeline_styles import TimelineStyles
 from tui.widgets.track_draw import summary_label, track_segments
-
-KIND_CLASS = {
-    Kind.CPU_OP: "timeline--cpu",
-    Kind.USER_ANNOTATION: "timeline--annotation",
-    Kind.RUNTIME: "timeline--runtime",
-    Kind.KERNEL: "timeline--kernel",
-    Kind.MEMCPY: "timeline--memcpy",
-    Kind.MEMSET: "timeline--memset",
-    Kind.GPU_ANNOTATION: "timeline--annotation",
-    Kind.PYTHON_FUNCTION: "timeline--python",
-}
-_CLASS_BY_CODE: dict[int, str] = {int(k): v for k, v in KIND_CLASS.items()}
-
 
 LABEL_KEEP = 14
 """Cells of a folded row's label kept for its name before its count is added."""
@@ -50,7 +37,7 @@ def label_width(total: int) -> int:
     return max(14, min(30, total // 5))
 
 
-class Timeline(ReportsErrors, MarkKeys, LaneKeys, ScrollView, can_focus=True):
+class Timeline(ReportsErrors, MarkKeys, LaneKeys, TimelineStyles, ScrollView, can_focus=True):
     """Lanes over time.  Keys act on the model; the widget only draws it."""
 
     COMPONENT_CLASSES = {
@@ -131,46 +118,6 @@ class Timeline(ReportsErrors, MarkKeys, LaneKeys, ScrollView, can_focus=True):
         elif height and y >= top + height:
             self.scroll_to(y=y - height + 1, animate=False)
 
-    # ---- styles ----
-
-    def _style(self, name: str) -> Style:
-        key = (self._theme_key, name)
-        style = self._styles.get(key)
-        if style is None:
-            style = self.get_component_rich_style(name, partial=False)
-            self._styles[key] = style
-        return style
-
-    def notify_style_update(self) -> None:
-        self._styles.clear()
-        super().notify_style_update()
-
-    def _event_style(self, row: int, dense: int, alt: bool = False) -> Style:
-        kind = int(self.model.trace.kind[row])
-        name = _CLASS_BY_CODE.get(kind, "timeline--other")
-        if row == self.model.selected:
-            return self._style("timeline--selected")
-        base = self._style(name)
-        if dense:
-            key = (self._theme_key, name, "dense")
-            style = self._styles.get(key)
-            if style is None:
-                empty = self._style("timeline--empty")
-                style = Style(color=base.bgcolor, bgcolor=empty.bgcolor)
-                self._styles[key] = style
-            return style
-        if alt:
-            key = (self._theme_key, name, "alt")
-            style = self._styles.get(key)
-            if style is None:
-                style = base
-                if base.bgcolor is not None and base.bgcolor.triplet is not None:
-                    c = Color.from_rich_color(base.bgcolor).darken(0.12)
-                    style = base + Style(bgcolor=c.rich_color)
-                self._styles[key] = style
-            return style
-        return base
-
     # ---- drawing ----
 
     @property
@@ -190,12 +137,12 @@ class Timeline(ReportsErrors, MarkKeys, LaneKeys, ScrollView, can_focus=True):
         if not self.model.rows and y == 1 and width > 0:
             note = "  This trace has no events to draw."
             return Strip([Segment(note, self._style("timeline--label"))]).adjust_cell_length(
-                width, self.rich_style
+                width, self._base_style()
             )
         if index >= len(self.model.rows) or width <= 0:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._base_style())
         segments = self._label(index) + self._track(index)
-        return Strip(segments).adjust_cell_length(width, self.rich_style)
+        return Strip(segments).adjust_cell_length(width, self._base_style())
 
     def _label(self, index: int) -> list[Segment]:
         spec = self.model.rows[index]
