@@ -7,9 +7,9 @@ only in its two times when its name, kind, stream, launcher, chain and
 attribution are the same, and a trace has few such combinations: each
 combination's text is made once (by ``json.dumps`` itself, so strings are
 escaped exactly as before), and an event is that text with its two times put in.
-No Python operation runs per event or per instance: every piece of text (a
-combination's text picked by index, a time's integer part and fraction, an
-instance's head) is made for a whole column by one C call, laid out by position
+No Python operation runs per event, and per instance only the look-up of its
+name's text: every other piece (a combination's text picked by index, a time's
+integer part and fraction) is made for a whole column by one C call, laid out by position
 in one object array and joined once per chunk (``_chunk_text``); times are written
 from their integer ns as ``repr`` writes the float (``_us_pieces``).
 ``tests/test_kernels_batch.py`` checks the result byte for byte against
