@@ -15,6 +15,7 @@ import pytest
 from profiling.analysis import job_store
 from profiling.analysis.job_index import one_parse_at_a_time
 from profiling.analysis.job_store import job_folder, read_job, wait_for_writes
+from profiling.trace.cache import index_of
 from tests.job_fixtures import straggler_job
 from tui.job_session import load_job_session
 
@@ -44,6 +45,7 @@ def test_reopen_maps_the_stored_job_and_equals_the_merge(tmp_path: Path) -> None
     assert "merge" in first.timings
     wait_for_writes()
     assert job_folder(paths, "clock").is_dir()
+    assert index_of(first.trace) == index_of(read_job(paths, "clock", "k").trace)  # analyses
     again = load_job_session(paths, str(tmp_path))
     assert list(again.timings) == ["job index"]  # no rank loaded, nothing merged
     assert isinstance(again.trace.ts_ns, np.memmap)

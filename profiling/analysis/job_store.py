@@ -281,6 +281,9 @@ def write_job(job: Job, paths: Sequence[str]) -> Path | None:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
     evict(folder, job_prefix(paths, job.alignment))
+    # the trace just written is the entry's: analysis parts computed from now on (the
+    # app's links and regions, after the first frame) are kept there for the reopen
+    object.__setattr__(trace, "_index_entry", (folder, key))
     return folder
 
 
