@@ -20,6 +20,7 @@ from profiling.analysis.ranks import rank_text, trace_rank  # noqa: F401  (pure;
 from tui.details import loader_notes
 from tui.file_watch import POLL_SECONDS, FileState, change, change_message
 from tui.fmt import fmt_count, fmt_ns
+from tui.gc_settle import freeze_long_lived, thaw
 from tui.guard import ReportsErrors
 from tui.job_session import fold_for_job, job_of
 from tui.marks import cursor_ns, distance_text
@@ -179,6 +180,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; 
             return
         self.state = "ready"
         self.show_view(self.view)
+        freeze_long_lived()  # the trace and its views: no more full GC passes over them
         self.post_message(self.Settled())
         self.call_after_refresh(self._start_analysis)  # after the timeline's first frame
         name = os.path.basename(self.path) or self.path
@@ -186,6 +188,9 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; 
             self.notify(loader_notes(name, session.trace.warnings), severity="warning",
                         timeout=8, markup=False)  # fmt: skip
         self.set_interval(POLL_SECONDS, self._watch_file)
+
+    def on_unmount(self) -> None:
+        thaw()  # its cycles are collectable again (tui.gc_settle)
 
     def _watch_file(self) -> None:
         """Say once when the file on disk changes or vanishes; the views keep what was loaded."""
@@ -214,6 +219,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; 
         self._post(self._analysed)
 
     def _analysed(self) -> None:
+        freeze_long_lived()  # and the analysis (links, regions, the op table)
         self._update_status()
         if self.view in WAIT_FOR_ANALYSIS and self.state == "ready":
             self.show_view(self.view)
