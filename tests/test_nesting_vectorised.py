@@ -162,8 +162,15 @@ TRACES = sorted(SAMPLE_TRACES.glob("*.json.gz")) + real_trace_files()
 
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: Path(p).name)
-def test_op_nesting_of_every_trace(path: Path) -> None:
+def test_op_nesting_of_every_trace(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     trace = load_trace(path)
+    walk = nesting._nest_walk
+
+    def no_walk(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> Nesting:
+        assert start.shape[0] == 0, "a trace's ops fell back to the Python walk"
+        return walk(start, end, group)
+
+    monkeypatch.setattr(nesting, "_nest_walk", no_walk)  # real traces take the NumPy path
     for with_async in (False, True):
         ops, got = op_nesting(trace, with_async=with_async)
         start = trace.ts_ns[ops]
