@@ -30,10 +30,13 @@ def test_reopened_compare_is_the_fresh_one(path: Path, tmp_path: Path,
     want, want_impl = compared(fresh), implementations_by_region(fresh)
     first = AnalysedTrace(load_trace(path, min_cache_bytes=0))
     assert compared(first) == want and implementations_by_region(first) == want_impl
-    calls = []
+    calls: list[object] = []
     real = compare_module.region_implementation
-    monkeypatch.setattr(compare_module, "region_implementation",
-                        lambda *args: calls.append(args[1]) or real(*args))
+    def counted(*args: object) -> object:
+        calls.append(args[1])
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compare_module, "region_implementation", counted)
     again = AnalysedTrace(load_trace(path, min_cache_bytes=0))
     assert compared(again) == want and implementations_by_region(again) == want_impl
     assert calls == [], "a reopen recomputed the implementation"
