@@ -76,7 +76,7 @@ def _select(analysis: Any, region: str) -> Sequence[Any]:
         else regions.select(region)
 
 
-def _default_instances(analysis: Any, path: str) -> tuple[list, str, str]:
+def _default_instances(analysis: Any, path: str) -> tuple[Sequence[Any], str, str]:
     """No ``--region``: the instances of ``region_choice.choose_regions``, the one
     line for stderr saying which regions were chosen and why (stdout stays data),
     and the chosen names for an error message."""
@@ -90,9 +90,30 @@ def _default_instances(analysis: Any, path: str) -> tuple[list, str, str]:
     shown = ", ".join(visible(n) for n in choice.names[:5])
     more = f" and {len(choice.names) - 5} more" if len(choice.names) > 5 else ""
     note = f"{path}: no --region given; showing the {choice.branch}: {shown}{more}"
-    selected = [i for name in choice.names for i in analysis.instances(name)]
-    return (sorted(selected, key=lambda i: (i.start_ns, i.row)), note,
+    return (_chosen_instances(analysis, choice.names), note,
             f"the {choice.branch} ({shown}{more})")
+
+
+def _chosen_instances(analysis: Any, names: Sequence[str]) -> Sequence[Any]:
+    """The instances of ``names`` in CPU start order (ties by row).  When every name
+    is a region of the stored table, an ``InstanceRange`` of its rows in that order
+    (no object made), else the objects of ``analysis.instances`` sorted."""
+    import numpy as np
+
+    from profiling.analysis.regions import INSTANCE_INTS
+    from profiling.analysis.stored_regions import InstanceRange, StoredRegions
+
+    regions = analysis.regions
+    if isinstance(regions, StoredRegions):
+        parts = [regions.positions(name) for name in names]
+        if parts and all(p.shape[0] for p in parts):
+            at = np.concatenate(parts)
+            table = regions.table[at]
+            order = np.lexsort((table[:, INSTANCE_INTS.index("row")],
+                                table[:, INSTANCE_INTS.index("start_ns")]))  # stable
+            return InstanceRange(regions, at[order])
+    selected = [i for name in names for i in analysis.instances(name)]
+    return sorted(selected, key=lambda i: (i.start_ns, i.row))
 
 
 def _print(listing: list) -> None:
