@@ -76,8 +76,10 @@ def _checked_map(path: Path, crc: int) -> np.ndarray:
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
             shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-        else:
+        elif version == (2, 0):
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:  # 3.0 is for field names this store never writes
+            raise ValueError(f"npy format {version}")
         if fortran or dtype.hasobject:
             raise ValueError("not an array this store writes")
         offset = f.tell()
