@@ -12,13 +12,13 @@ second a GB).  The cores are shared out: N ranks on C cores each decode on C / N
 Without an index (``--no-cache``, or ``ATTN_TUI_JOB_THREADS=1`` for comparing the
 two in ``bench``) the ranks load on threads of the loading process, and the big ones
 are parsed there one at a time (``one_parse_at_a_time``): eight 1 GB parses at once
-in one process did not finish in minutes on the 16-core machine.  Each parse's
-loading thread and the decoding pool's result thread need the GIL between every
-pipe read; with eight loads holding it in turn (a 1 GB top-level scan, the column
-build) each of those reads waited out the others' switch intervals (a convoy:
-here three busy threads made one 60 MB load 8x slower, 4.3 s against 0.55 s, and
-1.6 s with a 0.2 ms switch interval).  One parse at a time decodes on every core
-and has no such wait.
+in one process did not finish in minutes on the 16-core machine.  The likely cause
+(not reproduced at that size): each parse's loading thread and the decoding pool's
+result thread need the GIL back after every pipe read, and with eight loads holding
+it in turn (a 1 GB top-level scan, the column build) each such read waits out the
+others' switch intervals, a convoy; here three busy threads made one 60 MB load 8x
+slower (4.3 s against 0.55 s; 1.6 s with a 0.2 ms switch interval).  One parse at
+a time decodes on every core and has no such wait.
 """
 
 from __future__ import annotations
