@@ -158,6 +158,7 @@ def _run(code: str, *args: str, limit: float, env: dict[str, str] | None = None)
     if done.returncode != 0:
         if os.path.getsize(stacks):
             raise TimedOut(limit, stacks)
+        os.unlink(stacks)
         raise RuntimeError(done.stderr.strip()[-2000:])
     os.unlink(stacks)
     return json.loads(done.stdout.strip().splitlines()[-1])
