@@ -36,6 +36,7 @@ FINGERPRINTS = {
     3: "d548ad7dbf642148800b7136063de09a649b44f7a6b732d515726e2a1053a5f7",  # + findings
     4: "90b4261d20d2b82a9868a6db0ba4787e6277e71e83e0e7a8b52cbd4368744766",  # + CRC-32 per array
     5: "5f924edb9c329f3c9e541f51b9f70bbe3b60ecdbd6b03114f1ec1d98617ca29a",  # c10d ranges not ops
+    6: "66925a5f80b74de5be73056f0798034f03f61a12f887aee41e751c44da4e803d",  # flows: innermost slice
 }
 """ANALYSIS_VERSION -> fingerprint of the stored parts of the reference trace."""
 

@@ -283,6 +283,7 @@ def _link_by_flows(
     is_gpu[unlinked] = True
     gpu_candidates = np.flatnonzero(np.isin(trace.kind, [int(k) for k in GPU_KINDS]))
     target = _slice_at(trace, gpu_candidates, f_rows)
+    target[_held_by_other_slice(trace, f_rows, target)] = -1
     ok = (call >= 0) & (target >= 0)
     call, target = call[ok], target[ok]
     corr = trace.correlation
@@ -292,6 +293,29 @@ def _link_by_flows(
     ok = is_gpu[target] & (launch[target] < 0) & agree & drives(trace, affinity, target, call)
     launch[target[ok]] = call[ok]
     source[target[ok]] = LinkSource.FLOW
+
+
+def _held_by_other_slice(trace: Trace, f_rows: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Per flow finish: True where the innermost slice open at its time on its lane is
+    not the GPU event found for it but a device slice that is no GPU event.
+
+    A finish binds to its enclosing slice, the innermost one.  Kineto ends flows on
+    ``cuda_sync`` slices too ("Stream Sync", "Event Sync"), which run on the stream's
+    lane while a kernel or copy there is still open: that flow is the sync's, and
+    taking it for the copy's would tie the copy to the sync's runtime call.
+    """
+    held = np.zeros(f_rows.shape[0], dtype=bool)
+    lanes = np.unique(trace.lane[f_rows])
+    slices = (trace.ph == ord("X")) | (trace.ph == ord("B"))
+    not_gpu = ~np.isin(trace.kind, [int(k) for k in GPU_KINDS])
+    others = np.flatnonzero(slices & not_gpu & np.isin(trace.lane, lanes))
+    if others.shape[0] == 0:
+        return held
+    inner = _slice_at(trace, others, f_rows)
+    both = (inner >= 0) & (target >= 0)
+    ts = trace.ts_ns
+    held[both] = ts[inner[both]] > ts[target[both]]
+    return held
 
 
 def _slice_at(trace: Trace, candidates: np.ndarray, points: np.ndarray) -> np.ndarray:
