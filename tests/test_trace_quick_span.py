@@ -78,6 +78,8 @@ TAILS = {
     "nan_after": (', "a": NaN', False),
     "garbage_after": (', "a": 1 x', False),
     "unclosed_after": (', "a": [1', False),
+    # over 1 MiB of objects after the events: the last MiB holds no event (no "ph")
+    "objects_after": (', "devices": [' + ", ".join(['{"id": 1}'] * 120_000) + "]", False),
 }
 
 

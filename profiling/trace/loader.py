@@ -258,7 +258,7 @@ def _decode_all(
                 return chunks
         return _decode_serial(source, jobs, report)
     except TraceError:
-        if n == 1:
+        if n == 1 or span.quick:  # a quick span is checked against the whole text first
             raise
     # A cut landed inside a string (or the file is malformed): decode as one chunk.
     return [decode_chunk(source.text, bounds[0], bounds[-1], True, source.path, not span.closed,

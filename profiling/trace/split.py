@@ -261,14 +261,20 @@ def _object_part(doc: bytes) -> dict[str, msgspec.Raw] | None:
 
 
 def _decodes_as_list(doc: bytes) -> bool:
+    """Whether ``doc`` is a list of events (objects with a string ``ph``): a list of
+    other objects near the end (a key's value after the event list) is not."""
     try:
-        _RAW_LIST.decode(doc)
-    except msgspec.DecodeError:
+        _PHASED_LIST.decode(doc)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return False
     return True
 
 
-_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+class _Phased(msgspec.Struct):
+    ph: str
+
+
+_PHASED_LIST = msgspec.json.Decoder(list[_Phased])
 
 
 def _truncated_object_span(text: bytes | mmap.mmap, first: int, where: str) -> EventsSpan:
