@@ -20,9 +20,11 @@ Frame: the key's action to the end of the first screen composition that
 includes the details panel's update (``tui_frame.FrameClock``); draw: the
 timeline's ``render_line`` for every visible line plus the ruler (the part
 that depends on the number of events and links).  Then the range
-panel: ``m`` to the panel's table filled and composed, on ``--panel-events``
-events, for one ``attn_fwd`` and for ``ProfilerStep#1`` (every event in range), and
-before it the selection itself (its links marked and the details panel's update).
+panel, ``--repeat`` times: ``m`` to the panel on screen (the first composition with
+the panel laid out and its table sized) and to the screen settled (the last
+composition once every widget is idle), on ``--panel-events`` events, for one
+``attn_fwd`` and for ``ProfilerStep#1`` (every event in range), and before it the
+selection itself (its links marked and the details panel's update).
 The big and small traces run in one process, so the ratio is the result; the
 absolute milliseconds depend on the machine.
 """
@@ -40,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from textual.widgets import DataTable  # noqa: E402
 from tui_frame import MOVES, FrameClock, _move, summary  # noqa: E402
 
 from profiling.analysis.analysed import AnalysedTrace  # noqa: E402
@@ -114,36 +117,55 @@ async def _frames(n: int, size: tuple[int, int], repeat: int) -> dict[str, list[
     return out
 
 
-async def _panel(n: int, size: tuple[int, int]) -> dict[str, float]:
-    """Seconds from ``m`` to the range panel's table filled and on screen."""
+async def _panel(n: int, size: tuple[int, int], repeat: int) -> dict[str, list[float]]:
+    """Per state, seconds from ``m`` to the range panel on screen (``state + "/shown"``:
+    the first composition with the panel laid out and its table sized) and to the screen
+    settled (``state``: the last composition once every widget is idle, Textual's
+    scrollbar updates included), ``repeat`` times, each for a range not shown before."""
     app = AttnTuiApp([f"linked-{n}"], loader=_loader(n), theme="attn-dark")
-    out: dict[str, float] = {}
+    out: dict[str, list[float]] = {}
     async with app.run_test(size=size) as pilot:
         while app.pane.state == "loading":
             await pilot.pause(0.05)
         await pilot.pause(0.2)
         timeline = app.query_one(Timeline)
         panel = app.query_one(RangePanel)
+        table = panel.query_one(DataTable)
         clock = FrameClock(app)
-        for state in ("attn_fwd", "step"):
-            timeline.action_clear_range()
-            timeline.select_row(-1)
-            await pilot.pause(0.1)
-            shown = panel.shown
-            start = time.perf_counter()  # the selection: its links and details
-            _select(app, state)
-            timeline.action_clear_range()
-            await clock.frame(start)
-            out[state + "_select"] = clock.composed - start
-            await pilot.pause(0.1)
-            start = time.perf_counter()
-            timeline.action_mark_range()
-            await clock.frame(start)
-            while panel.shown == shown or panel.report is None:
-                await pilot.pause(0.001)
-            await pilot.pause()
-            out[state] = clock.composed - start
-            out[state + "_events"] = float(panel.report.summary.events)
+        shown_at: list[float] = []
+        compositor = app.screen._compositor
+        render_update = compositor.render_update
+
+        def watched(*args, **kwargs):
+            update = render_update(*args, **kwargs)
+            # laid out, and the table sized by its idle pass (DataTable's own flag)
+            if panel.size.height and not table._require_update_dimensions:
+                shown_at.append(time.perf_counter())
+            return update
+
+        compositor.render_update = watched  # type: ignore[method-assign]
+        for _ in range(repeat):
+            for state in ("attn_fwd", "step"):
+                timeline.action_clear_range()
+                timeline.select_row(-1)
+                await pilot.pause(0.1)
+                start = time.perf_counter()  # the selection: its links and details
+                _select(app, state)
+                timeline.action_clear_range()
+                await clock.frame(start)
+                out.setdefault(state + "_select", []).append(clock.composed - start)
+                await pilot.pause(0.1)
+                panel.shown = None  # a range not shown before: its report is computed
+                shown_at.clear()
+                start = time.perf_counter()
+                timeline.action_mark_range()
+                await clock.frame(start)
+                while panel.shown is None or panel.report is None:
+                    await pilot.pause(0.001)
+                await pilot.pause()
+                out.setdefault(state, []).append(clock.composed - start)
+                out.setdefault(state + "/shown", []).append(shown_at[0] - start)
+                out[state + "_events"] = [float(panel.report.summary.events)]
     return out
 
 
@@ -168,12 +190,15 @@ def main() -> int:
             small = statistics.median(results[args.small][what])
             big = statistics.median(results[args.events][what])
             print(f"    ratio (median, {args.events:,} / {args.small:,}): {big / small:.2f}x")
-    panel = asyncio.run(_panel(args.panel_events, (w, h)))
-    print(f"range panel on {args.panel_events:,} events (m -> table filled and composed):")
+    panel = asyncio.run(_panel(args.panel_events, (w, h), args.repeat))
+    print(f"range panel on {args.panel_events:,} events, {args.repeat} times each "
+          "(m -> panel on screen; -> screen settled):")  # fmt: skip
     for state in ("attn_fwd", "step"):
-        print(f"  {state:>8}: {panel[state] * 1000:7.1f} ms "
-              f"({int(panel[state + '_events']):,} events in the range); selecting it "
-              f"(links marked, details) {panel[state + '_select'] * 1000:.1f} ms")  # fmt: skip
+        events = int(panel[state + "_events"][0])
+        print(f"  {state} ({events:,} events in the range):")
+        print(f"    m -> panel on screen: {summary(panel[state + '/shown'])}")
+        print(f"    m -> screen settled:  {summary(panel[state])}")
+        print(f"    selecting it (links marked, details): {summary(panel[state + '_select'])}")
     return 0
 
 
