@@ -64,3 +64,24 @@ def test_sweep_removes_files_of_processes_that_are_gone(monkeypatch, tmp_path):
     assert not any(os.path.exists(path) for path, _d, _c in gone.shared)
     assert (tmp_path / "unrelated").exists()
     shared_columns.discard(mine)
+
+
+def test_a_load_stopped_by_a_bad_chunk_leaves_no_column_files(tmp_path, monkeypatch):
+    """Chunks decoded after another chunk's error are discarded as they finish."""
+    from profiling.errors import TraceError
+    from profiling.trace import load_trace, loader, pool, split
+    from tests.test_trace_parallel import write_synthetic
+
+    monkeypatch.setattr(loader, "PARALLEL_MIN_BYTES", 1 << 20)
+    monkeypatch.setattr(loader, "CHUNK_BYTES", 256 << 10)
+    monkeypatch.setattr(split, "QUICK_MIN_BYTES", 0)  # the workers meet the bad JSON
+    path = write_synthetic(tmp_path / "t.json", 3, 20_000)
+    data = bytearray(path.read_bytes())
+    at = data.index(b'"ph":"X"', len(data) // 10)
+    data[at : at + 8] = b'"ph" "X"'  # a missing colon early in the list
+    path.write_bytes(bytes(data))
+    with pytest.raises(TraceError, match="not valid JSON"):
+        load_trace(path, use_cache=False, workers=2)
+    pool.shutdown_pools()  # every chunk still in a worker finishes; its result is handled
+    mine = f"attn-tui-columns-{os.getpid()}-"
+    assert not any(n.startswith(mine) for n in os.listdir(shared_columns.SHM))
