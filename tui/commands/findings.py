@@ -60,9 +60,11 @@ def _run_job(args: argparse.Namespace, paths: list[str]) -> int:
     # the job's stored merge, else big ranks parsed in processes of their own (job_open)
     job = load_ranks(paths, lambda p: load_for_command(p, args), args.align,
                      use_index=not getattr(args, "no_cache", False))
-    for line in job.trace.warnings:  # a rank that could not be read: said, not fatal
+    for line in job.trace.warnings:  # a rank left out or repaired: said, not fatal
         if line.endswith("(left out of the job)"):
             print(f"attn-tui findings: {visible(line)}", file=sys.stderr)
+        else:  # a rank read with repairs (cut short, ...): its figures are partial
+            print(f"attn-tui findings: warning: {visible(line)}", file=sys.stderr)
     found = job_findings(job)
     if args.json:
         sys.stdout.write(json.dumps(found.as_json(), indent=1, allow_nan=False, default=str))

@@ -34,9 +34,11 @@ def run(args: argparse.Namespace) -> int:
                      use_index=not getattr(args, "no_cache", False))
     from tui.names import visible
 
-    for line in job.trace.warnings:  # a rank that could not be read: said, not fatal
+    for line in job.trace.warnings:  # a rank left out or repaired: said, not fatal
         if line.endswith("(left out of the job)"):
             print(f"attn-tui ranks: {visible(line)}", file=sys.stderr)
+        else:  # a rank read with repairs (cut short, ...): its figures are partial
+            print(f"attn-tui ranks: warning: {visible(line)}", file=sys.stderr)
     report = job_report(job)
     if args.json:
         sys.stdout.write(json.dumps(report.ranks, indent=1, allow_nan=False, default=str) + "\n")
