@@ -292,6 +292,9 @@ def _capture_parser(sub: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from tui.prestart import prestart
+
+    prestart(args)  # a first open's decoding pool starts while the command imports
     from profiling.errors import AttnTuiError
 
     if getattr(args, "jobs", None) is not None:

@@ -120,6 +120,10 @@ def _write_temp(text: bytes) -> str:
     raise last
 
 
+PRELOAD = ["profiling.trace.pool"]
+"""What the forkserver imports before forking workers (``tui.prestart`` starts it
+early with the same list)."""
+
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 _LOCK = threading.Lock()
 
@@ -138,7 +142,7 @@ def get_pool(workers: int) -> ProcessPoolExecutor:
             context = multiprocessing.get_context(start_method())
             if context.get_start_method() == "forkserver":
                 # the server imports the decoder once; each worker forks with it loaded
-                context.set_forkserver_preload(["profiling.trace.pool"])
+                context.set_forkserver_preload(PRELOAD)
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
             _POOLS[workers] = pool
         return pool
