@@ -65,7 +65,7 @@ def test_it_starts_the_server_only_for_a_big_trace_with_no_index(
     big.write_bytes(b" " * 1000)
     assert not prestart.prestart(_args(small))
     assert not prestart.prestart(_args(big, jobs=1))
-    assert not prestart.prestart(argparse.Namespace(paths=[str(big)], jobs=2))
+    assert not prestart.prestart(argparse.Namespace(paths=[str(big), str(big)], jobs=2))
     assert not prestart.prestart(_args(tmp_path / "missing.json"))
     assert not prestart.prestart(_args(tmp_path))  # a folder: resolved later
     assert not started
@@ -74,4 +74,11 @@ def test_it_starts_the_server_only_for_a_big_trace_with_no_index(
     cache_dirs(big)[-1].mkdir(parents=True)  # indexed: a reopen starts nothing
     assert not prestart.prestart(_args(big))
     assert prestart.prestart(_args(big, no_cache=True))
-    assert len(started) == 2
+    monkeypatch.setattr(prestart, "cores", lambda: 4)  # no --jobs: every core
+    assert prestart.prestart(argparse.Namespace(paths=[str(big)], jobs=None, no_cache=True))
+    assert len(started) == 3
+
+
+def test_its_cores_are_the_loaders_default_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loader, "_DEFAULT_JOBS", None)
+    assert prestart.cores() == loader.default_jobs()

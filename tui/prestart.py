@@ -9,12 +9,15 @@ server as soon as the arguments are parsed (a fork and exec, no waiting), so its
 imports run on another core beside the command's; the workers are then forked
 from a server that is ready.
 
-Only when the pool will likely be used: one trace file of ``PARALLEL_MIN_BYTES`` or
-more, more than one job, and no index entry of that path (a reopen maps the index
-and must not pay for a process it never uses).  Standard library only, and no
-thread: importing ``profiling.trace`` here would cost the time saved, and importing
-it on a thread while the main thread imports it can fail (its package imports
-form a cycle: Python raises ``_DeadlockError``).  The names of the cache folder are
+Only when the pool will likely be used: one trace file (``PATH``, or a lone
+``PATHS``) of ``PARALLEL_MIN_BYTES`` or more, more than one job, and no index entry
+of that path (a reopen maps the index and must not pay for a process it never
+uses).  Standard library only, and no thread: importing ``profiling.trace`` here
+would cost the time saved, and importing it on a thread while the main thread
+imports it can fail (its package imports form a cycle: Python raised
+``_DeadlockError`` in the main thread when this was tried).  On 2 busy cores the
+server's imports slow the command's own, so the decode starts only a little
+sooner there; the gain is for machines with idle cores.  The names of the cache folder are
 those of ``profiling.trace.cache_store`` and ``cache.path_prefix`` (a test holds them
 equal); when they disagree the only cost is the load starting the server itself.
 """
@@ -38,8 +41,10 @@ def prestart(args: Any) -> bool:
     with no index; whether it did.  Never raises: the load starts it otherwise."""
     try:
         path = getattr(args, "path", None)
-        jobs = getattr(args, "jobs", None)
-        if not isinstance(path, str) or (jobs or os.cpu_count() or 1) < 2:
+        paths = getattr(args, "paths", None)
+        if path is None and isinstance(paths, list) and len(paths) == 1:
+            path = paths[0]  # findings, open: one trace (not a job of several)
+        if not isinstance(path, str) or (getattr(args, "jobs", None) or cores()) < 2:
             return False
         st = os.stat(path)
         if st.st_size < MIN_BYTES or not os.path.isfile(path):
@@ -56,6 +61,17 @@ def prestart(args: Any) -> bool:
         return True
     except Exception:  # noqa: BLE001 - best effort, as above
         return False
+
+
+def cores() -> int:
+    """``loader.default_jobs()`` with no ``--jobs``: the cores this process may use."""
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return int(count() or 1)
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def has_index(path: Path) -> bool:
