@@ -247,8 +247,13 @@ class TrackCache:
         return rows[self.trace.kind[sl] != Kind.FLOW]
 
     def depths(self, lane: int) -> int:
-        """How many depth rows the lane unfolds to (at least 1)."""
+        """How many depth rows the lane unfolds to (at least 1).  A merged job knows
+        them all without a pass over its rows (``JobTrace.drawn_depths``)."""
         if lane not in self._depths:
+            known = getattr(self.trace, "drawn_depths", None)
+            if known is not None:
+                self._depths.update(enumerate(known()))
+                return self._depths[lane]
             rows = self._drawable(lane)
             self._depths[lane] = int(self.trace.depth[rows].max()) + 1 if rows.size else 1
         return self._depths[lane]

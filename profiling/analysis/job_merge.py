@@ -41,7 +41,7 @@ from profiling.analysis.job import (
     rank_info_of,
 )
 from profiling.errors import AttnTuiError
-from profiling.trace.model import NO_ID, ArgsSource, Group, Lane, Trace
+from profiling.trace.model import NO_ID, ArgsSource, Group, Kind, Lane, Trace
 
 ID_STRIDE = 1 << 44
 """Ids of rank k live in [k * ID_STRIDE, (k + 1) * ID_STRIDE): CUPTI ids stay far below."""
@@ -115,6 +115,30 @@ class JobTrace(Trace):
 
     def set_bounds(self, bounds: tuple[int, int]) -> None:
         object.__setattr__(self, "_bounds", (int(bounds[0]), int(bounds[1])))
+
+    def drawn_depths(self) -> list[int]:
+        """Per lane, the depth rows the timeline unfolds it to: 1 + the deepest row
+        that is not a flow (1 with none), what ``tui.tracks.TrackCache.depths`` asks.
+        ``Lane.max_depth`` cannot say it alone: it counts flows, and a flow sits one
+        deeper than the launch it starts in.  Computed once (lanes with ``max_depth``
+        0 need no pass), on every core, or known from the job's index: on a reopened
+        job of eight 1 GB ranks it was a pass per lane over 25 M rows on one core."""
+        known = getattr(self, "_drawn_depths", None)
+        if known is None:
+
+            def one(lane: Lane) -> int:
+                if lane.max_depth == 0:  # every row at depth 0
+                    return 1
+                rows = self.lane_rows(lane.index)
+                depth = self.depth[rows][self.kind[rows] != Kind.FLOW]
+                return int(depth.max()) + 1 if depth.size else 1
+
+            known = on_threads(one, self.lanes)
+            self.set_drawn_depths(known)
+        return known  # type: ignore[no-any-return]
+
+    def set_drawn_depths(self, depths: Sequence[int]) -> None:
+        object.__setattr__(self, "_drawn_depths", [int(d) for d in depths])
 
 
 @dataclass

@@ -90,6 +90,7 @@ class _Meta(msgspec.Struct):
     world_size: int | None
     backend: str
     bounds: tuple[int, int]
+    drawn_depths: list[int] | None = None  # JobTrace.drawn_depths; None: not stored
 
 
 def _sha(text: str) -> str:
@@ -195,6 +196,9 @@ def _job_from(meta: _Meta, columns: dict[str, np.ndarray], paths: Sequence[str],
                   args_source=JobArgs(sources, [r.entries[0] for r in ranks]),
                   **columns)  # type: ignore[arg-type]
     trace.set_bounds(meta.bounds)
+    depths = meta.drawn_depths
+    if depths is not None and len(depths) == len(lanes) and all(d >= 1 for d in depths):
+        trace.set_drawn_depths(depths)  # else computed when asked
     job = Job(trace, ranks, meta.alignment, meta.alignment_note, meta.world_size, meta.backend)
     object.__setattr__(trace, JOB_ATTR, job)
     return job
@@ -265,7 +269,8 @@ def write_job(job: Job, paths: Sequence[str]) -> Path | None:
                  metadata=trace.metadata, warnings=trace.warnings,
                  ranks=[asdict(r) for r in job.ranks], alignment=job.alignment,
                  alignment_note=job.alignment_note, world_size=job.world_size,
-                 backend=job.backend, bounds=_bounds(trace))
+                 backend=job.backend, bounds=_bounds(trace),
+                 drawn_depths=trace.drawn_depths() if isinstance(trace, JobTrace) else None)
     try:
         for column in COLUMNS:
             np.save(tmp / f"{column}.npy", np.ascontiguousarray(getattr(trace, column)))
@@ -306,6 +311,8 @@ def write_in_background(job: Job, paths: Sequence[str]) -> threading.Thread | No
     except OSError:
         return None
     _bounds(job.trace)  # here, on threads: the writer may outlive the main thread
+    if isinstance(job.trace, JobTrace):
+        job.trace.drawn_depths()  # likewise (the timeline asks for them next anyway)
     thread = threading.Thread(target=write_job, args=(job, list(paths)),
                               name="attn-tui job index", daemon=False)
     thread.start()
