@@ -32,17 +32,33 @@ from tests.test_trace_loader import EVENTS
 FINGERPRINTS = {
     6: "7ccd0a8bcff6702ec23ea4489524a0376323fa4d87cda3dc9fb6645285ccd424",
     7: "5f7afb43d9cd1bac8f1618ebd4615992afcdfa397f90c33e9253cd919e98f6c3",  # gzip text as blocks
+    8: "1e2d037d83b9310463afd87a2fa7a293cef75d1c9fa1e850fae6f1fac7a0c6cf",  # ties by External id
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 
-REFERENCE_TEXT = (
+
+def _reference(added: list[dict[str, object]]) -> bytes:
     # Epoch nanoseconds (exact time), a second process with an MTIA device, B/E pairs,
     # flows, instants, metadata: every column and table of the index has content.
-    json.dumps({"schemaVersion": 1, "traceEvents": EVENTS + [
+    return json.dumps({"schemaVersion": 1, "traceEvents": EVENTS + [
         dict(e, pid=e["pid"] + 1000 if e["pid"] != 1 else 7, ts=e.get("ts", 0) + 1, tid=5)
         for e in accelerator_trace("mtia_runtime", "mtia_ccp_events")
-    ]}).replace('"ts": 100.0,', '"ts": 1712195495505828.904,').encode()
-)
+    ] + added}).replace('"ts": 100.0,', '"ts": 1712195495505828.904,').encode()
+
+
+REFERENCE_TEXT = _reference([])
+"""The reference trace (also the analysis store's, tests/test_analysis_store_version.py)."""
+
+ADDED = [
+    # An exact (thread, start, duration) tie written child first, which the loader
+    # orders by External id since version 8.
+    {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 9, "ts": 300, "dur": 4,
+     "args": {"External id": ext}}
+    for name, ext in (("detach", 41), ("aten::detach", 40))
+]
+INDEX_TEXT = _reference(ADDED)
+"""What the index fingerprint is taken of: the reference trace with ``ADDED``, from
+version 8 on (the fingerprints before 8 are of ``REFERENCE_TEXT``)."""
 
 
 def schema() -> dict[str, object]:
@@ -80,7 +96,7 @@ def index_fingerprint(folder: Path) -> str:
 def reference_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "user-cache"))
     path = tmp_path / "reference.json"
-    path.write_bytes(REFERENCE_TEXT)
+    path.write_bytes(INDEX_TEXT)
     load_trace(path, min_cache_bytes=0)
     folder = cache.cache_dirs(path)[0]
     assert (folder / "meta.json").is_file()

@@ -78,11 +78,12 @@ def build_trace(
     lanes, groups, lane_remap = build_lanes(keys, lane[valid], kind[valid], meta, device[valid])
     lane = lane_remap[lane]
 
-    order = row_order(np.flatnonzero(valid), lane, ts_ns, dur_ns)
+    external_id = _merged(chunks, "external_id")  # breaks exact ties: see row_order
+    order = row_order(np.flatnonzero(valid), lane, ts_ns, dur_ns, external_id)
     del valid
     lane = lane[order].astype(np.int32, copy=False)
     lane_start = np.searchsorted(lane, np.arange(len(lanes) + 1)).astype(np.int64)
-    ts_ns, dur_ns, kind = ts_ns[order], dur_ns[order], kind[order]
+    ts_ns, dur_ns, kind, external_id = ts_ns[order], dur_ns[order], kind[order], external_id[order]
     depth = _depths(ts_ns, dur_ns, kind, lane_start)
     for item in lanes:
         lo, hi = int(lane_start[item.index]), int(lane_start[item.index + 1])
@@ -112,11 +113,12 @@ def build_trace(
         warnings=warnings,
         args_source=args_source,
         device_type=device,
+        external_id=external_id,
         **sorted_columns,
     )
 
 
-_SORTED_LAST = ("correlation", "external_id", "stream")  # merged only once rows are sorted
+_SORTED_LAST = ("correlation", "stream")  # merged only once rows are sorted
 _TAKEN = np.zeros(0, dtype=np.int8)
 
 
@@ -209,7 +211,13 @@ def _pair_begin_end(
         warnings.append(f"{unmatched_begin} 'B' events never ended; shown with zero duration")
 
 
-def row_order(rows: np.ndarray, lane: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
+def row_order(
+    rows: np.ndarray,
+    lane: np.ndarray,
+    ts: np.ndarray,
+    dur: np.ndarray,
+    external_id: np.ndarray | None = None,
+) -> np.ndarray:
     """``rows`` sorted by (lane, ts, -dur), full ties in their given order: what
     ``np.lexsort((-dur, ts, lane))`` gives, in about two thirds of its time.
 
@@ -218,6 +226,13 @@ def row_order(rows: np.ndarray, lane: np.ndarray, ts: np.ndarray, dur: np.ndarra
     only the rows that share a (lane, ts) (a fifth of a Kineto trace's) are ordered by
     -dur, again by one combined key.  Values too far apart for a combined key to fit
     int64 take the lexsort.
+
+    With ``external_id``, rows of a full (lane, ts, dur) tie that have one (>= 0) are
+    put in ascending External id order among the places they hold; rows without one
+    keep their places.  The first of a tie nests as the parent, and file order made
+    ``aten::detach``/``detach`` swap parent and child (and their self time) in a
+    reversed or shuffled file; Kineto numbers a parent op before its children (all 68
+    such ties in the real traces are in External id order in the file).
     """
     if rows.size < 2:
         return rows
@@ -225,7 +240,12 @@ def row_order(rows: np.ndarray, lane: np.ndarray, ts: np.ndarray, dur: np.ndarra
     base = int(times.min())
     width = int(times.max()) - base + 1
     if (int(lanes.max()) + 1) * width >= 2**62:
-        return rows[np.lexsort((-dur[rows], times, lanes))]
+        ordered = rows[np.lexsort((-dur[rows], times, lanes))]
+        if external_id is None:
+            return ordered
+        same = (lane[ordered][1:] == lane[ordered][:-1]) & (ts[ordered][1:] == ts[ordered][:-1])
+        group = np.cumsum(np.concatenate(([True], ~same)))
+        return _external_id_first(ordered, group, dur[ordered], external_id[ordered])
     key = lanes * width + (times - base)
     order = np.argsort(key, kind="stable")
     tie = key[order[1:]] == key[order[:-1]]
@@ -241,10 +261,36 @@ def row_order(rows: np.ndarray, lane: np.ndarray, ts: np.ndarray, dur: np.ndarra
         longest = int(tied_dur.max()) - shift + 1
         if int(group[-1] + 1) * longest < 2**62:  # (group, -dur) as one key, as above
             by = group * longest + (longest - 1 - (tied_dur - shift))
-            order[at] = tied[np.argsort(by, kind="stable")]
+            tied = tied[np.argsort(by, kind="stable")]
         else:
-            order[at] = tied[np.lexsort((-tied_dur, group))]
+            tied = tied[np.lexsort((-tied_dur, group))]
+        if external_id is not None:
+            tied_rows = rows[tied]
+            tied = _external_id_first(tied, group, dur[tied_rows], external_id[tied_rows])
+        order[at] = tied
     return rows[order]
+
+
+def _external_id_first(
+    tied: np.ndarray, group: np.ndarray, dur: np.ndarray, external_id: np.ndarray
+) -> np.ndarray:
+    """``tied`` (sorted by group, then -dur) with each run of equal (group, dur) put in
+    ascending ``external_id`` order among its rows that have one (stable, so equal ids
+    keep their order); rows with -1 stay where they are."""
+    same = (group[1:] == group[:-1]) & (dur[1:] == dur[:-1])
+    if not same.any():
+        return tied
+    shared = np.zeros(tied.size, dtype=bool)
+    shared[1:] |= same
+    shared[:-1] |= same
+    run = np.cumsum(~np.concatenate(([False], same)))
+    at = np.flatnonzero(shared & (external_id >= 0))
+    if at.size < 2:
+        return tied
+    moved = at[np.lexsort((external_id[at], run[at]))]
+    out = tied.copy()
+    out[at] = tied[moved]
+    return out
 
 
 def _depths(
