@@ -33,6 +33,7 @@ FINGERPRINTS = {
     6: "7ccd0a8bcff6702ec23ea4489524a0376323fa4d87cda3dc9fb6645285ccd424",
     7: "5f7afb43d9cd1bac8f1618ebd4615992afcdfa397f90c33e9253cd919e98f6c3",  # gzip text as blocks
     8: "1e2d037d83b9310463afd87a2fa7a293cef75d1c9fa1e850fae6f1fac7a0c6cf",  # ties by External id
+    9: "ad50c5c3ce396d77b4cc9da0f1c100322d51352d8eabfe70e050e14b1f0fba74",  # thread/stream split
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 
@@ -56,9 +57,16 @@ ADDED = [
      "args": {"External id": ext}}
     for name, ext in (("detach", 41), ("aten::detach", 40))
 ]
-INDEX_TEXT = _reference(ADDED)
-"""What the index fingerprint is taken of: the reference trace with ``ADDED``, from
-version 8 on (the fingerprints before 8 are of ``REFERENCE_TEXT``)."""
+ADDED_9 = [
+    # A kernel on that thread's (pid, tid) (a thread id equal to a stream id, python as
+    # PID 1 on GPU 1): a lane of its own since version 9.
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 9, "ts": 301, "dur": 2,
+     "args": {"stream": 9, "device": 1}},
+]
+INDEX_TEXT = _reference(ADDED + ADDED_9)
+"""What the index fingerprint is taken of: the reference trace with ``ADDED`` (from
+version 8 on) and ``ADDED_9`` (from 9 on); the fingerprints before 8 are of
+``REFERENCE_TEXT``."""
 
 
 def schema() -> dict[str, object]:

@@ -48,7 +48,7 @@ from profiling.trace.cache_store import (
 from profiling.trace.model import DeviceType, Group, Kind, Lane, Trace
 from profiling.trace.textblocks import write_blocks
 
-LOADER_VERSION = 8  # 8: exact (lane, ts, dur) ties in External id order
+LOADER_VERSION = 9  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split
 """Bump when the model or the loader changes what it produces."""
 
 MIN_CACHE_BYTES = 4 << 20

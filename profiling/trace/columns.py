@@ -15,7 +15,7 @@ import numpy as np
 
 from profiling.trace.chunk import Chunk
 from profiling.trace.kinds import category_kinds, copy_kinds_by_name, device_types
-from profiling.trace.lanes import build_lanes
+from profiling.trace.lanes import build_lanes, split_mixed_lanes
 from profiling.trace.model import ArgsSource, Kind, Trace
 from profiling.trace.times import LIMIT_NS, NOT_A_NUMBER, OK
 
@@ -72,8 +72,8 @@ def build_trace(
     valid = _usable_rows(col, warnings)
     del col
     _pair_begin_end(ph, lane, ts_ns, dur_ns, valid, warnings)
-
-    keys = list(lane_keys)
+    gpu_flow_end = (ph == ord("f")) & (cats == strings.get("ac2g", -1))  # a launch's kernel end
+    keys, lane = split_mixed_lanes(list(lane_keys), lane, valid, kind, device, gpu_flow_end)
     meta = [m for c in chunks for m in c.meta]
     lanes, groups, lane_remap = build_lanes(keys, lane[valid], kind[valid], meta, device[valid])
     lane = lane_remap[lane]

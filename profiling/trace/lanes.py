@@ -23,6 +23,42 @@ _CPU_KINDS = np.array(
 )
 
 
+_DEVICE_WORK = np.array([Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET], dtype=np.uint8)
+
+
+def split_mixed_lanes(
+    keys: list[tuple[Any, Any]],
+    lane: np.ndarray,
+    valid: np.ndarray,
+    kind: np.ndarray,
+    device: np.ndarray,
+    gpu_flow_end: np.ndarray,
+) -> tuple[list[tuple[Any, Any]], np.ndarray]:
+    """Keys and per-row lane ids with each lane that holds both host events and device
+    work (kernels, copies, fills) split in two: its device rows (slices of a device
+    category, ``device`` != CPU) and the GPU ends of its flows (``gpu_flow_end``)
+    move to a new lane of the same (pid, tid), appended to ``keys``.
+
+    WHY: a lane is a (pid, tid), and a CPU thread and a GPU stream can share one (a
+    container where python is PID 1 on GPU 1 and a thread id equals a stream id).
+    As one lane it was a CPU lane holding kernels: stats and slices called them
+    ``cpu`` and ``--lanes gpu`` left them out.  Ordinary traces have no such lane
+    and are unchanged.  ``lane`` is changed in place.
+    """
+    n = len(keys)
+    host = np.bincount(lane[valid & np.isin(kind, _CPU_KINDS)], minlength=n)
+    work = np.bincount(lane[valid & np.isin(kind, _DEVICE_WORK)], minlength=n)
+    mixed = np.flatnonzero((host > 0) & (work > 0))
+    if not mixed.size:
+        return keys, lane
+    new_id = np.full(max(n, 1), -1, dtype=np.int64)
+    new_id[mixed] = np.arange(n, n + mixed.size)
+    keys = keys + [keys[i] for i in mixed.tolist()]
+    moving = np.flatnonzero(((device != 0) | gpu_flow_end) & (new_id[lane] >= 0))
+    lane[moving] = new_id[lane[moving]]
+    return keys, lane
+
+
 class _Meta:
     """What the ``M`` events say about processes and threads."""
 
@@ -102,6 +138,7 @@ def build_lanes(
 
     lanes: list[Lane] = []
     remap = np.zeros(max(n, 1), dtype=np.int32)
+    shared = {key for key in keys if keys.count(key) > 1} if len(set(keys)) < n else set()
     for d in sorted(drafts, key=lane_order):
         old, pid, tid, kind = d
         lane = Lane(
@@ -109,7 +146,7 @@ def build_lanes(
             pid=pid,
             tid=tid,
             kind=kind,
-            label=_lane_label(pid, tid, kind, meta),
+            label=_lane_label(pid, tid, kind, meta, (pid, tid) in shared),
             group=group_index[pid],
             sort_index=lane_order(d)[2],
         )
@@ -161,7 +198,9 @@ def _group_label(pid: Any, kind: str, meta: _Meta, device: int = 0) -> str:
     return f"process {pid}"
 
 
-def _lane_label(pid: Any, tid: Any, kind: str, meta: _Meta) -> str:
+def _lane_label(pid: Any, tid: Any, kind: str, meta: _Meta, shared: bool = False) -> str:
+    """``shared``: the (pid, tid) is both a thread and a stream (``split_mixed_lanes``);
+    its one ``thread_name`` may be the stream's, which does not name the thread."""
     if tid == "":
         return "global instants" if pid == "" else "thread (none)"
     name = meta.thread_name.get((pid, tid), "")
@@ -171,6 +210,6 @@ def _lane_label(pid: Any, tid: Any, kind: str, meta: _Meta) -> str:
         if isinstance(tid, str) and tid.startswith("stream"):
             return tid
         return f"stream {tid}"
-    if name:
+    if name and not (shared and name.startswith("stream")):
         return name if str(tid) in name else f"{name} {tid}"
     return f"thread {tid}"
