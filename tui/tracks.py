@@ -66,11 +66,14 @@ def make_track(trace: Trace, rows: np.ndarray, origin: int, *, with_special: boo
     end = ts + trace.dur_ns[rows].astype(np.float64)
     if rows.size:
         maxend = np.maximum.accumulate(end)
-        prev = np.empty_like(maxend)
-        prev[0] = -np.inf
-        prev[1:] = maxend[:-1]
-        reach = np.where(end > prev, np.arange(rows.size, dtype=np.int64), 0)
-        argmax = np.maximum.accumulate(reach)
+        # the last event (at or before each) that reached past every earlier one: the
+        # index of the latest True of ``reach`` so far (a count and a gather, twice as
+        # fast as a running maximum over the indexes; a job's first frame makes a
+        # folded track of every lane on screen, eight ranks' rows)
+        reach = np.empty(rows.size, dtype=bool)
+        reach[0] = True
+        reach[1:] = end[1:] > maxend[:-1]
+        argmax = np.flatnonzero(reach).astype(np.int64, copy=False)[np.cumsum(reach) - 1]
     else:
         maxend = end.copy()
         argmax = np.zeros(0, dtype=np.int64)
