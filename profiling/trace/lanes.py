@@ -23,7 +23,9 @@ _CPU_KINDS = np.array(
 )
 
 
-_DEVICE_WORK = np.array([Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET], dtype=np.uint8)
+_SIDE = np.zeros(256, dtype=np.int64)
+_SIDE[_CPU_KINDS] = 1
+_SIDE[[Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET]] = 2  # device work
 
 
 def split_mixed_lanes(
@@ -46,9 +48,10 @@ def split_mixed_lanes(
     and are unchanged.  ``lane`` is changed in place.
     """
     n = len(keys)
-    host = np.bincount(lane[valid & np.isin(kind, _CPU_KINDS)], minlength=n)
-    work = np.bincount(lane[valid & np.isin(kind, _DEVICE_WORK)], minlength=n)
-    mixed = np.flatnonzero((host > 0) & (work > 0))
+    side = _SIDE[kind]  # 0 neither, 1 host, 2 device work: one pass, no np.isin
+    seen = np.bincount((lane[valid].astype(np.int64) << 2) | side[valid], minlength=4 * n)
+    seen = seen[: 4 * n].reshape(n, 4) if n else np.zeros((0, 4), dtype=np.int64)
+    mixed = np.flatnonzero((seen[:, 1] > 0) & (seen[:, 2] > 0))
     if not mixed.size:
         return keys, lane
     new_id = np.full(max(n, 1), -1, dtype=np.int64)
