@@ -26,6 +26,7 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.ranks import trace_rank, world_size
 from profiling.analysis.regions import RegionInstance
+from profiling.sql.arrow_build import dictionary, numeric, of_list, strings
 from profiling.trace.model import DEVICE_TYPE_NAMES, NO_ID, Kind, Trace
 
 if TYPE_CHECKING:
@@ -51,20 +52,12 @@ def _pa() -> Any:
     return pa
 
 
-def _dict(indices: np.ndarray, values: Any, mask: np.ndarray | None = None) -> pa.Array:
-    """A DictionaryArray over ``values`` (a list of text, or an Arrow string array
-    to share between columns) whose index array is ``indices`` (no copy when there
-    is no mask and the dtype is already an Arrow index type)."""
-    pa = _pa()
-    index = pa.array(indices, mask=mask) if mask is not None else pa.array(indices)
-    if not isinstance(values, pa.Array):
-        values = pa.array(values, type=pa.string())
-    return pa.DictionaryArray.from_arrays(index, values)
+_dict = dictionary
 
 
 def _strings(trace: Trace) -> pa.Array:
     """The trace's interned string table as one Arrow array (built once per table)."""
-    return _pa().array(trace.strings, type=_pa().string())
+    return strings(trace.strings)
 
 
 def events_table(trace: Trace) -> pa.Table:
@@ -75,26 +68,26 @@ def events_table(trace: Trace) -> pa.Table:
     and become NULL in the view."""
     pa = _pa()
     n = len(trace)
-    strings = _strings(trace)
+    text = _strings(trace)
     pids = [str(lane.pid) for lane in trace.lanes]
     tids = [str(lane.tid) for lane in trace.lanes]
     lane = trace.lane if trace.lanes else np.zeros(0, dtype=np.int32)
     return pa.table(
         {
-            "row": pa.array(np.arange(n, dtype=np.int64)),
-            "name": _dict(trace.name_id, strings),
-            "category": _dict(trace.cat_id, strings),
+            "row": numeric(np.arange(n, dtype=np.int64)),
+            "name": _dict(trace.name_id, text),
+            "category": _dict(trace.cat_id, text),
             "kind": _dict(trace.kind, list(KIND_NAMES)),
             "device_type": _dict(trace.device_type, list(DEVICE_TYPE_NAMES)),
             "pid": _dict(lane, pids),
             "tid": _dict(lane, tids),
-            "lane": pa.array(trace.lane),
-            "ts_ns": pa.array(trace.ts_ns),
-            "dur_ns": pa.array(trace.dur_ns),
-            "depth": pa.array(trace.depth),
-            "correlation": pa.array(trace.correlation),
-            "external_id": pa.array(trace.external_id),
-            "stream": pa.array(trace.stream),
+            "lane": numeric(trace.lane),
+            "ts_ns": numeric(trace.ts_ns),
+            "dur_ns": numeric(trace.dur_ns),
+            "depth": numeric(trace.depth),
+            "correlation": numeric(trace.correlation),
+            "external_id": numeric(trace.external_id),
+            "stream": numeric(trace.stream),
         }
     )
 
@@ -140,30 +133,30 @@ def kernels_table(a: AnalysedTrace) -> pa.Table:
     stream = trace.stream[rows]
     kinds = trace.kind[rows]
     kind_text = [GPU_KIND_NAMES.get(int(k), "other") for k in range(len(Kind))]
-    strings = _strings(trace)
+    text = _strings(trace)
     owner32 = owner.astype(np.int32)
     how = attribution(trace, links, rows)
     return pa.table(
         {
             "region": _dict(owner32, [i.name for i in insts]),
             "region_group": _dict(owner32, [i.group for i in insts]),
-            "instance": pa.array(np.array([i.index for i in insts], dtype=np.int64)[owner]),
-            "seq": pa.array(seq),
-            "row": pa.array(rows.astype(np.int64)),
-            "name": _dict(trace.name_id[rows], strings),
+            "instance": numeric(np.array([i.index for i in insts], dtype=np.int64)[owner]),
+            "seq": numeric(seq),
+            "row": numeric(rows.astype(np.int64)),
+            "name": _dict(trace.name_id[rows], text),
             "kind": _dict(kinds, kind_text),
-            "start_offset_us": pa.array((ts - first[owner]) / 1000.0),
-            "dur_us": pa.array(trace.dur_ns[rows] / 1000.0),
-            "stream": pa.array(stream, mask=stream == NO_ID),
-            "launched_by": _dict(trace.name_id[np.maximum(op, 0)], strings, op < 0),
+            "start_offset_us": numeric((ts - first[owner]) / 1000.0),
+            "dur_us": numeric(trace.dur_ns[rows] / 1000.0),
+            "stream": numeric(stream, mask=stream == NO_ID),
+            "launched_by": _dict(trace.name_id[np.maximum(op, 0)], text, op < 0),
             "attribution": _dict(how, list(ATTRIBUTIONS)),
             "launch_chain": pa.ListArray.from_arrays(
-                pa.array(batch.chain_ptr.astype(np.int32)),
-                _dict(trace.name_id[batch.chain], strings).dictionary_decode(),
+                numeric(batch.chain_ptr.astype(np.int32)),
+                _dict(trace.name_id[batch.chain], text).dictionary_decode(),
             ),
-            "launch_row": pa.array(links.launch[rows], mask=links.launch[rows] < 0),
-            "op_row": pa.array(op, mask=op < 0),
-            "ts_us": pa.array((ts - origin) / 1000.0),
+            "launch_row": numeric(links.launch[rows], mask=links.launch[rows] < 0),
+            "op_row": numeric(op, mask=op < 0),
+            "ts_us": numeric((ts - origin) / 1000.0),
         }
     )
 
@@ -192,7 +185,14 @@ def ops_table(a: AnalysedTrace, *, python_functions: bool = False) -> pa.Table:
             ("device_time", pa.float64()),
         ]
     )
-    return pa.Table.from_pylist(data, schema=schema)
+    columns = {}
+    for field in schema:
+        values = [row[field.name] for row in data]
+        columns[field.name] = (
+            strings(values) if field.type == pa.string()
+            else of_list(values, np.int64 if field.type == pa.int64() else np.float64)
+        )
+    return pa.table(columns)
 
 
 def regions_table(a: AnalysedTrace) -> pa.Table:
@@ -206,26 +206,26 @@ def regions_table(a: AnalysedTrace) -> pa.Table:
 
     def rel(values: list[int]) -> Any:  # a time from the trace's first event
         arr = np.array(values, dtype=np.int64)
-        return pa.array((arr - origin) / 1000.0, mask=arr < 0)
+        return numeric((arr - origin) / 1000.0, mask=arr < 0)
 
     def dur(values: list[int]) -> Any:  # a duration; -1 (absent) is NULL
         arr = np.array(values, dtype=np.int64)
-        return pa.array(arr / 1000.0, mask=arr < 0)
+        return numeric(arr / 1000.0, mask=arr < 0)
 
     return pa.table(
         {
-            "region": pa.array([i.name for i in insts], type=pa.string()),
-            "region_group": pa.array([i.group for i in insts], type=pa.string()),
-            "instance": pa.array([i.index for i in insts], type=pa.int64()),
-            "row": pa.array([i.row for i in insts], type=pa.int64()),
-            "lane": pa.array([i.lane for i in insts], type=pa.int64()),
+            "region": strings([i.name for i in insts]),
+            "region_group": strings([i.group for i in insts]),
+            "instance": of_list([i.index for i in insts], np.int64),
+            "row": of_list([i.row for i in insts], np.int64),
+            "lane": of_list([i.lane for i in insts], np.int64),
             "start_us": rel([i.start_ns for i in insts]),
             "end_us": rel([i.end_ns for i in insts]),
             "cpu_time_us": dur([i.cpu_ns for i in insts]),
             "device_time_us": dur([i.device_ns for i in insts]),
-            "kernels": pa.array([i.kernels for i in insts], type=pa.int64()),
-            "memcpys": pa.array([i.memcpys for i in insts], type=pa.int64()),
-            "memsets": pa.array([i.memsets for i in insts], type=pa.int64()),
+            "kernels": of_list([i.kernels for i in insts], np.int64),
+            "memcpys": of_list([i.memcpys for i in insts], np.int64),
+            "memsets": of_list([i.memsets for i in insts], np.int64),
             "gpu_start_us": rel([i.gpu_start_ns for i in insts]),
             "gpu_end_us": rel([i.gpu_end_ns for i in insts]),
             "gpu_annotation_us": dur([i.gpu_annotation_ns for i in insts]),
@@ -240,16 +240,14 @@ def lanes_table(trace: Trace) -> pa.Table:
     lanes = trace.lanes
     return pa.table(
         {
-            "lane": pa.array([lane.index for lane in lanes], type=pa.int64()),
-            "kind": pa.array([lane.kind for lane in lanes], type=pa.string()),
-            "pid": pa.array([str(lane.pid) for lane in lanes], type=pa.string()),
-            "tid": pa.array([str(lane.tid) for lane in lanes], type=pa.string()),
-            "label": pa.array([lane.label for lane in lanes], type=pa.string()),
-            "process": pa.array(
-                [_group_label(trace, lane.group) for lane in lanes], type=pa.string()
-            ),
-            "events": pa.array([lane.events for lane in lanes], type=pa.int64()),
-            "max_depth": pa.array([lane.max_depth for lane in lanes], type=pa.int64()),
+            "lane": of_list([lane.index for lane in lanes], np.int64),
+            "kind": strings([lane.kind for lane in lanes]),
+            "pid": strings([str(lane.pid) for lane in lanes]),
+            "tid": strings([str(lane.tid) for lane in lanes]),
+            "label": strings([lane.label for lane in lanes]),
+            "process": strings([_group_label(trace, lane.group) for lane in lanes]),
+            "events": of_list([lane.events for lane in lanes], np.int64),
+            "max_depth": of_list([lane.max_depth for lane in lanes], np.int64),
         }
     )
 
@@ -266,15 +264,15 @@ def traces_table(trace: Trace) -> pa.Table:
     n = len(trace)
     return pa.table(
         {
-            "path": pa.array([trace.path], type=pa.string()),
-            "rank": pa.array([trace_rank(trace.metadata)], type=pa.int64()),
-            "world_size": pa.array([world_size(trace.metadata)], type=pa.int64()),
-            "events": pa.array([trace.n_entries], type=pa.int64()),
-            "rows": pa.array([n], type=pa.int64()),
-            "duration_us": pa.array(
-                [(trace.end_ns_max - trace.start_ns) / 1000.0 if n else 0.0], type=pa.float64()
+            "path": strings([trace.path]),
+            "rank": of_list([trace_rank(trace.metadata)], np.int64),
+            "world_size": of_list([world_size(trace.metadata)], np.int64),
+            "events": of_list([trace.n_entries], np.int64),
+            "rows": of_list([n], np.int64),
+            "duration_us": of_list(
+                [(trace.end_ns_max - trace.start_ns) / 1000.0 if n else 0.0], np.float64
             ),
-            "start_ns": pa.array([trace.start_ns], type=pa.int64()),
+            "start_ns": of_list([trace.start_ns], np.int64),
         }
     )
 
