@@ -121,6 +121,14 @@ class RegionSummary:
     memcpy_per_instance: float
     memset_per_instance: float
 
+    @classmethod
+    def from_totals(cls, name: str, n: int, cpu_ns: int, device_ns: int, kernels: int,
+                    memcpys: int, memsets: int) -> RegionSummary:
+        """The averages from exact integer sums over ``n`` instances (``Regions`` and
+        ``StoredRegions`` both divide here, so their summaries agree to the bit)."""
+        return cls(name, n, cpu_ns / n / 1000.0, device_ns / n / 1000.0, kernels / n,
+                   memcpys / n, memsets / n)
+
     def as_json(self) -> dict:
         return {
             "name": self.name,
@@ -159,18 +167,7 @@ class Regions:
             t[3] += i.kernels
             t[4] += i.memcpys
             t[5] += i.memsets
-        return [
-            RegionSummary(
-                name=name,
-                instances=n,
-                cpu_time_avg_us=cpu / n / 1000.0,
-                device_time_avg_us=dev / n / 1000.0,
-                kernels_per_instance=k / n,
-                memcpy_per_instance=c / n,
-                memset_per_instance=m / n,
-            )
-            for name, (n, cpu, dev, k, c, m) in totals.items()
-        ]
+        return [RegionSummary.from_totals(name, *t) for name, t in totals.items()]
 
     def containing(self, links: Links, gpu_rows: np.ndarray) -> list[list[str]]:
         """For each GPU row, the group keys of the instances it was launched in

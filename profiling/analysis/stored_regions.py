@@ -132,18 +132,8 @@ class StoredRegions(Regions):
         sums = np.zeros((len(keys), 5), dtype=np.int64)
         np.add.at(sums, group_of, cols)
         counts = np.bincount(group_of, minlength=len(keys)).tolist()
-        return [
-            RegionSummary(
-                name=name,
-                instances=n,
-                cpu_time_avg_us=cpu / n / 1000.0,
-                device_time_avg_us=dev / n / 1000.0,
-                kernels_per_instance=kern / n,
-                memcpy_per_instance=cp / n,
-                memset_per_instance=ms / n,
-            )
-            for name, n, (cpu, dev, kern, cp, ms) in zip(keys, counts, sums.tolist(), strict=True)
-        ]
+        return [RegionSummary.from_totals(name, n, *t)
+                for name, n, t in zip(keys, counts, sums.tolist(), strict=True)]
 
 
 class InstanceRange(Sequence[RegionInstance]):
