@@ -136,7 +136,7 @@ class _Numbering(dict):  # type: ignore[type-arg]
 def _numbered(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
     """Each value's number (int32), and the distinct values in order of first sight."""
     numbers = _Numbering()
-    ids = np.fromiter(map(numbers.__getitem__, values), dtype=np.int32, count=len(values))
+    ids = _intern(values, numbers)
     return ids, list(numbers)
 
 
@@ -175,7 +175,7 @@ def _field_ns(values: list[Any], as_text: bool) -> tuple[np.ndarray, np.ndarray,
 _FLOW_CODES = np.array([ord("s"), ord("t"), ord("f")], dtype=np.uint8)
 
 
-def _intern(values: list[str], ids: _Numbering) -> np.ndarray:
+def _intern(values: list[Any], ids: _Numbering) -> np.ndarray:
     return np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
 
 
@@ -205,18 +205,11 @@ def _as_int_id(value: Any) -> int | None:
 
 
 def _flow_ids(values: list[Any]) -> np.ndarray:
-    """Flow ids as int64 (-1 where not an integer id); plain ints in one conversion."""
+    """Flow ids as int64 (-1 where not an integer id); plain ints in one conversion.
+    Anything else one by one: ``int_column`` would read a bool or a decimal string."""
     if all(type(v) is int for v in values):  # not bool, which is no id
-        try:
-            return np.array(values, dtype=np.int64)
-        except OverflowError:
-            pass
-    out = np.full(len(values), -1, dtype=np.int64)
-    for i, value in enumerate(values):
-        number = _as_int_id(value)
-        if number is not None:
-            out[i] = number
-    return out
+        return int_column(values)
+    return _ids_one_by_one(values)
 
 
 def int_column(values: list[Any]) -> np.ndarray:
@@ -224,7 +217,11 @@ def int_column(values: list[Any]) -> np.ndarray:
     try:
         return np.array(values, dtype=np.int64)
     except (TypeError, ValueError, OverflowError):
-        pass
+        return _ids_one_by_one(values)
+
+
+def _ids_one_by_one(values: list[Any]) -> np.ndarray:
+    """``_as_int_id`` of each value as int64, -1 where it is None."""
     out = np.full(len(values), -1, dtype=np.int64)
     for i, v in enumerate(values):
         number = _as_int_id(v)
