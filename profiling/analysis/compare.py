@@ -39,7 +39,8 @@ from profiling.analysis.device_peaks import (
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
 from profiling.analysis.ranges import concat_ranges
 from profiling.analysis.ranks import trace_rank, world_size
-from profiling.analysis.regions import INSTANCE_INTS, RegionInstance, cpu_rows_flat
+from profiling.analysis.regions import INSTANCE_COL as _COL
+from profiling.analysis.regions import RegionInstance, cpu_rows_flat
 from profiling.analysis.stored_regions import (
     StoredRegions,
     instance_column,
@@ -248,9 +249,6 @@ def summarize_region(a: AnalysedTrace, region: str, instances: Sequence[RegionIn
         peak_tflops=peak_tflops,
         peak_share=(tflops / peak_tflops) if (tflops and peak_tflops) else None,
     )
-
-
-_COL = {name: INSTANCE_INTS.index(name) for name in INSTANCE_INTS}
 
 
 def _tflops_each(flops: float | None, device_us: np.ndarray) -> tuple[float | None, ...]:

@@ -29,7 +29,8 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.launch_chain import ATTRIBUTIONS
 from profiling.analysis.ranges import unique_rows
-from profiling.analysis.regions import INSTANCE_INTS, RegionInstance
+from profiling.analysis.regions import INSTANCE_COL as _COL
+from profiling.analysis.regions import RegionInstance
 from profiling.analysis.stored_regions import instance_names, instance_table
 from profiling.trace.model import NO_ID
 
@@ -148,7 +149,6 @@ def _instance_heads(analysed: AnalysedTrace, instances: Sequence[RegionInstance]
     return instance_names(instances), table
 
 
-_COL = {name: INSTANCE_INTS.index(name) for name in INSTANCE_INTS}
 _H, _E = 11, 6
 """Pieces of text per instance head and per event (``_chunk_text``)."""
 

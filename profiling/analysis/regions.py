@@ -103,6 +103,8 @@ class RegionInstance:
 
 INSTANCE_INTS = tuple(f.name for f in fields(RegionInstance) if f.name not in ("name", "group"))
 """The integer fields of ``RegionInstance``, in order (``make_instances``' table columns)."""
+INSTANCE_COL = {name: j for j, name in enumerate(INSTANCE_INTS)}
+"""Each ``INSTANCE_INTS`` field's column in an instance table."""
 _START, _END, _LO, _HI = (INSTANCE_INTS.index(f) for f in ("start_ns", "end_ns", "launch_lo",
                                                              "launch_hi"))
 _Unfrozen = make_dataclass("_Unfrozen", [(f.name, f.type) for f in fields(RegionInstance)],

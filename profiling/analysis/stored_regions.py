@@ -22,6 +22,7 @@ from typing import Any, overload
 import numpy as np
 
 from profiling.analysis.regions import (
+    INSTANCE_COL,
     INSTANCE_INTS,
     STEP_GROUP,
     STEP_PREFIX,
@@ -33,7 +34,7 @@ from profiling.analysis.regions import (
 from profiling.trace.model import Trace
 
 _ROW = INSTANCE_INTS.index("row")
-_COL = {name: INSTANCE_INTS.index(name) for name in INSTANCE_INTS}
+_COL = INSTANCE_COL
 
 
 class StoredRegions(Regions):
