@@ -52,9 +52,6 @@ def _pa() -> Any:
     return pa
 
 
-_dict = dictionary
-
-
 def _strings(trace: Trace) -> pa.Array:
     """The trace's interned string table as one Arrow array (built once per table)."""
     return strings(trace.strings)
@@ -75,12 +72,12 @@ def events_table(trace: Trace) -> pa.Table:
     return pa.table(
         {
             "row": numeric(np.arange(n, dtype=np.int64)),
-            "name": _dict(trace.name_id, text),
-            "category": _dict(trace.cat_id, text),
-            "kind": _dict(trace.kind, list(KIND_NAMES)),
-            "device_type": _dict(trace.device_type, list(DEVICE_TYPE_NAMES)),
-            "pid": _dict(lane, pids),
-            "tid": _dict(lane, tids),
+            "name": dictionary(trace.name_id, text),
+            "category": dictionary(trace.cat_id, text),
+            "kind": dictionary(trace.kind, list(KIND_NAMES)),
+            "device_type": dictionary(trace.device_type, list(DEVICE_TYPE_NAMES)),
+            "pid": dictionary(lane, pids),
+            "tid": dictionary(lane, tids),
             "lane": numeric(trace.lane),
             "ts_ns": numeric(trace.ts_ns),
             "dur_ns": numeric(trace.dur_ns),
@@ -138,21 +135,21 @@ def kernels_table(a: AnalysedTrace) -> pa.Table:
     how = attribution(trace, links, rows)
     return pa.table(
         {
-            "region": _dict(owner32, [i.name for i in insts]),
-            "region_group": _dict(owner32, [i.group for i in insts]),
+            "region": dictionary(owner32, [i.name for i in insts]),
+            "region_group": dictionary(owner32, [i.group for i in insts]),
             "instance": numeric(np.array([i.index for i in insts], dtype=np.int64)[owner]),
             "seq": numeric(seq),
             "row": numeric(rows.astype(np.int64)),
-            "name": _dict(trace.name_id[rows], text),
-            "kind": _dict(kinds, kind_text),
+            "name": dictionary(trace.name_id[rows], text),
+            "kind": dictionary(kinds, kind_text),
             "start_offset_us": numeric((ts - first[owner]) / 1000.0),
             "dur_us": numeric(trace.dur_ns[rows] / 1000.0),
             "stream": numeric(stream, mask=stream == NO_ID),
-            "launched_by": _dict(trace.name_id[np.maximum(op, 0)], text, op < 0),
-            "attribution": _dict(how, list(ATTRIBUTIONS)),
+            "launched_by": dictionary(trace.name_id[np.maximum(op, 0)], text, op < 0),
+            "attribution": dictionary(how, list(ATTRIBUTIONS)),
             "launch_chain": pa.ListArray.from_arrays(
                 numeric(batch.chain_ptr.astype(np.int32)),
-                _dict(trace.name_id[batch.chain], text).dictionary_decode(),
+                dictionary(trace.name_id[batch.chain], text).dictionary_decode(),
             ),
             "launch_row": numeric(links.launch[rows], mask=links.launch[rows] < 0),
             "op_row": numeric(op, mask=op < 0),
