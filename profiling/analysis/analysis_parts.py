@@ -9,7 +9,6 @@ names are not stored, they are the trace's own strings at the instance's row.
 from __future__ import annotations
 
 import dataclasses
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,7 @@ from profiling.analysis.regions import (
     group_name,
     make_instances,
 )
-from profiling.analysis.stored_regions import StoredRegions
+from profiling.analysis.stored_regions import StoredRegions, instance_table
 from profiling.trace.model import Trace
 
 Arrays = dict[str, np.ndarray]
@@ -40,10 +39,7 @@ _LINK_FIELDS = tuple(f.name for f in dataclasses.fields(Links))
 
 
 def encode_instances(instances: list[RegionInstance]) -> Arrays:
-    fields = operator.attrgetter(*_INSTANCE_INTS)  # one C call per instance
-    table = np.array([fields(i) for i in instances],
-                     dtype=np.int64).reshape(len(instances), len(_INSTANCE_INTS))
-    return {"instances": table}
+    return {"instances": instance_table(instances)}
 
 
 def _instance_table(trace: Trace, arrays: Arrays) -> np.ndarray:
