@@ -324,7 +324,7 @@ def test_every_seed_loads(seed: str):
 
 # ---- a damaged sidecar index is rebuilt, never trusted into a crash ----
 
-INDEX_FILES = [f"{c}.npy" for c in cache._COLUMNS] + ["meta.json"]
+INDEX_FILES = [f"{c}.npy" for c in cache.COLUMN_DTYPES] + ["meta.json"]
 damage = st.one_of(
     st.tuples(st.just("flip"), st.lists(st.tuples(position, st.integers(1, 255)),
                                         min_size=1, max_size=5)),

@@ -72,8 +72,8 @@ version 8 on) and ``ADDED_9`` (from 9 on); the fingerprints before 8 are of
 def schema() -> dict[str, object]:
     """What the index is made of, as the code declares it."""
     return {
-        "columns": list(cache._COLUMNS),
-        "dtypes": {name: str(dtype.__name__) for name, dtype in cache._DTYPES.items()},
+        "columns": list(cache.COLUMN_DTYPES),
+        "dtypes": {name: str(dtype.__name__) for name, dtype in cache.COLUMN_DTYPES.items()},
         "meta": [(f, str(t)) for f, t in zip(cache._Meta.__struct_fields__,
                                              cache._Meta.__annotations__.values(), strict=True)],
         "lane": [(f.name, str(f.type)) for f in dataclasses.fields(Lane)],

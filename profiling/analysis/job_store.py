@@ -47,7 +47,14 @@ from profiling.analysis.job_merge import (
     on_threads,
     pieces,
 )
-from profiling.trace.cache import LOADER_VERSION, MIN_CACHE_BYTES, cache_key
+from profiling.trace.cache import (
+    COLUMN_DTYPES,
+    LOADER_VERSION,
+    MIN_CACHE_BYTES,
+    cache_key,
+    check_layout,
+    check_tables,
+)
 from profiling.trace.cache_store import (
     ENTRY_FILE,
     SUFFIX,
@@ -67,13 +74,8 @@ JOB_INDEX_VERSION = 1
 PREFIX = "job-"
 MIN_JOB_BYTES = MIN_CACHE_BYTES
 """Jobs whose rank files are smaller in all merge faster than an entry is checked."""
-COLUMNS = {
-    "ts_ns": np.int64, "dur_ns": np.int64, "name_id": np.int32, "cat_id": np.int32,
-    "kind": np.uint8, "ph": np.uint8, "lane": np.int32, "depth": np.int16,
-    "correlation": np.int64, "external_id": np.int64, "stream": np.int64,
-    "source_index": np.int64, "device_type": np.uint8, "lane_start": np.int64,
-}
-"""The merged trace's columns and their dtypes, each one ``.npy`` file."""
+COLUMNS = COLUMN_DTYPES
+"""The merged trace's columns and their dtypes (a trace index's), each one ``.npy`` file."""
 
 
 class _Meta(msgspec.Struct):
@@ -209,16 +211,7 @@ def check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane], groups
     """ValueError unless the entry is consistent (a bad disk must mean a re-merge, not
     a crash later).  The passes over the columns run on threads (numpy releases the
     GIL), so 25 M rows cost about what one rank's index check costs."""
-    for name, dtype in COLUMNS.items():
-        if columns[name].dtype != dtype or columns[name].ndim != 1:
-            raise ValueError(f"column {name} has the wrong type")
-    n = len(columns["ts_ns"])
-    if any(len(columns[c]) != n for c in COLUMNS if c != "lane_start"):
-        raise ValueError("columns of different lengths")
-    starts, lane = columns["lane_start"], columns["lane"]
-    if len(starts) != len(lanes) + 1 or not np.array_equal(
-            np.searchsorted(lane, np.arange(len(lanes) + 1)), starts):
-        raise ValueError("lanes do not match their rows")
+    n = check_layout(columns, lanes)
     ends = [r.rows[1] for r in ranks]
     if not ranks or ends[-1] != n or [r.rows[0] for r in ranks] != [0, *ends[:-1]]:
         raise ValueError("ranks do not cover the rows")
@@ -241,10 +234,7 @@ def check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane], groups
 
     if any(on_threads(bad, [(name, part) for name in limits for part in pieces(n)])):
         raise ValueError("a column is out of range")
-    if any(item.index != i or not 0 <= item.group < len(groups) for i, item in enumerate(lanes)):
-        raise ValueError("lane table damaged")
-    if any(not 0 <= k < len(lanes) for g in groups for k in g.lanes):
-        raise ValueError("group table damaged")
+    check_tables(lanes, groups)
 
 
 def write_job(job: Job, paths: Sequence[str]) -> Path | None:

@@ -54,13 +54,10 @@ LOADER_VERSION = 9  # 8: exact (lane, ts, dur) ties by External id; 9: thread/st
 MIN_CACHE_BYTES = 4 << 20
 """Smaller traces load faster than the cache is checked; they are not cached."""
 
-__all__ = ["GZIP_TEXT", "LOADER_VERSION", "MIN_CACHE_BYTES", "SUFFIX", "cache_dirs",
-           "cache_key", "identity", "index_of", "read_cache", "write_cache"]
+__all__ = ["COLUMN_DTYPES", "GZIP_TEXT", "LOADER_VERSION", "MIN_CACHE_BYTES", "SUFFIX",
+           "cache_dirs", "cache_key", "check_layout", "check_tables", "identity", "index_of",
+           "read_cache", "write_cache"]
 
-_COLUMNS = (
-    "ts_ns", "dur_ns", "name_id", "cat_id", "kind", "ph", "lane", "depth",
-    "correlation", "external_id", "stream", "source_index", "lane_start", "device_type",
-)
 _HEAD_TAIL = 1 << 20
 
 
@@ -162,7 +159,7 @@ def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta, Path] | N
             meta = msgspec.json.decode(meta_file.read_bytes(), type=_Meta)
             if meta.key != key:
                 continue  # an index of an older version of the file: rebuilt below
-            columns = {c: np.load(folder / f"{c}.npy", mmap_mode="r") for c in _COLUMNS}
+            columns = {c: np.load(folder / f"{c}.npy", mmap_mode="r") for c in COLUMN_DTYPES}
             trace = _trace_from(path, meta, columns)
         except Exception as exc:  # numpy's header parser alone raises half a dozen types
             warnings.append(f"ignored a damaged cache at {folder} ({type(exc).__name__}); rebuilt")
@@ -185,12 +182,38 @@ def _set_index(trace: Trace, folder: Path, key: str) -> None:
     object.__setattr__(trace, "_index_entry", (folder, key))
 
 
-_DTYPES = {
+COLUMN_DTYPES = {
     "ts_ns": np.int64, "dur_ns": np.int64, "name_id": np.int32, "cat_id": np.int32,
     "kind": np.uint8, "ph": np.uint8, "lane": np.int32, "depth": np.int16,
     "correlation": np.int64, "external_id": np.int64, "stream": np.int64,
     "source_index": np.int64, "lane_start": np.int64, "device_type": np.uint8,
 }
+"""A stored model's columns (one ``.npy`` file each) and their dtypes: a trace's
+index here, a merged job's entry in ``profiling.analysis.job_store``."""
+
+
+def check_layout(columns: dict[str, np.ndarray], lanes: list[Lane]) -> int:
+    """ValueError unless ``columns`` have their dtypes, one length (returned) and lane
+    starts that match the rows' lanes: the checks every stored model needs first."""
+    for name, dtype in COLUMN_DTYPES.items():
+        if columns[name].dtype != dtype or columns[name].ndim != 1:
+            raise ValueError(f"column {name} has the wrong type")
+    n = len(columns["ts_ns"])
+    if any(len(columns[c]) != n for c in COLUMN_DTYPES if c != "lane_start"):
+        raise ValueError("columns of different lengths")
+    starts, lane = columns["lane_start"], columns["lane"]
+    if len(starts) != len(lanes) + 1 or not np.array_equal(
+            np.searchsorted(lane, np.arange(len(lanes) + 1)), starts):
+        raise ValueError("lanes do not match their rows")
+    return n
+
+
+def check_tables(lanes: list[Lane], groups: list[Group]) -> None:
+    """ValueError unless the lane and group tables point at each other consistently."""
+    if any(item.index != i or not 0 <= item.group < len(groups) for i, item in enumerate(lanes)):
+        raise ValueError("lane table damaged")
+    if any(not 0 <= k < len(lanes) for g in groups for k in g.lanes):
+        raise ValueError("group table damaged")
 
 
 def _check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane],
@@ -198,16 +221,9 @@ def _check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane],
     """ValueError unless the index is internally consistent: a damaged index (a bad
     disk, a bit flip) must be rebuilt, not crash whatever reads the model later.
     A few vectorised min/max passes: milliseconds even for millions of events."""
-    for name, dtype in _DTYPES.items():
-        if columns[name].dtype != dtype or columns[name].ndim != 1:
-            raise ValueError(f"column {name} has the wrong type")
-    n = len(columns["ts_ns"])
-    if any(len(columns[c]) != n for c in _COLUMNS if c != "lane_start"):
-        raise ValueError("columns of different lengths")
-    starts, lane = columns["lane_start"], columns["lane"]
-    if len(starts) != len(lanes) + 1 or not np.array_equal(
-            np.searchsorted(lane, np.arange(len(lanes) + 1)), starts) or (
-            n and (lane[0] < 0 or lane[-1] >= len(lanes) or np.any(np.diff(lane) < 0))):
+    n = check_layout(columns, lanes)
+    lane = columns["lane"]
+    if n and (lane[0] < 0 or lane[-1] >= len(lanes) or np.any(np.diff(lane) < 0)):
         raise ValueError("lanes do not match their rows")
     if n:
         for name, limit in (("name_id", len(meta.strings)), ("cat_id", len(meta.strings)),
@@ -218,10 +234,7 @@ def _check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane],
                 raise ValueError(f"column {name} out of range")
         if int(columns["dur_ns"].min()) < 0 or int(columns["depth"].min()) < 0:
             raise ValueError("negative durations or depths")
-    if any(item.index != i or not 0 <= item.group < len(groups) for i, item in enumerate(lanes)):
-        raise ValueError("lane table damaged")
-    if any(not 0 <= k < len(lanes) for g in groups for k in g.lanes):
-        raise ValueError("group table damaged")
+    check_tables(lanes, groups)
     spans, entry_starts = meta.chunk_spans, meta.entry_starts
     if len(spans) != len(entry_starts) or (entry_starts and entry_starts[0] != 0) or any(
             lo > hi for lo, hi in spans) or entry_starts != sorted(entry_starts):
@@ -256,7 +269,7 @@ def write_cache(trace: Trace, path: Path, spans: list[tuple[int, int]],
         st = path.stat()
     except OSError:
         return None
-    size = sum(getattr(trace, c).nbytes for c in _COLUMNS) + len(gzip_text or b"")
+    size = sum(getattr(trace, c).nbytes for c in COLUMN_DTYPES) + len(gzip_text or b"")
     if size > cap_bytes():
         return None
     meta = _Meta(
@@ -294,7 +307,7 @@ def _write_folder(folder: Path, trace: Trace, meta: _Meta, info: EntryInfo,
     except OSError:
         return None
     try:
-        for column in _COLUMNS:
+        for column in COLUMN_DTYPES:
             np.save(tmp / f"{column}.npy", np.ascontiguousarray(getattr(trace, column)))
         if gzip_text is not None:
             write_blocks(tmp / GZIP_TEXT, gzip_text)
