@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ def prestart(args: Any) -> bool:
         if not isinstance(path, str) or (getattr(args, "jobs", None) or cores()) < 2:
             return False
         st = os.stat(path)
-        if st.st_size < MIN_BYTES or not os.path.isfile(path):
+        if st.st_size < MIN_BYTES or not stat.S_ISREG(st.st_mode):
             return False
         if not getattr(args, "no_cache", False) and has_index(Path(path)):
             return False
