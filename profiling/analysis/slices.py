@@ -191,12 +191,12 @@ def overlap_ns(trace: Trace, lo_ns: int, hi_ns: int) -> tuple[np.ndarray, np.nda
         ts, dur, kind = trace.ts_ns, trace.dur_ns, trace.kind
     else:
         ts, dur, kind = trace.ts_ns[cand], trace.dur_ns[cand], trace.kind[cand]
-    end = ts + dur
     hits = overlaps(ts, dur, lo_ns, hi_ns)
     hits &= kind != np.uint8(Kind.FLOW)
     at = np.flatnonzero(hits)
     rows = at if cand is None else cand[at]
-    return rows, np.maximum(ts[at], lo_ns), np.minimum(end[at], hi_ns)
+    start = ts[at]
+    return rows, np.maximum(start, lo_ns), np.minimum(start + dur[at], hi_ns)
 
 
 def union_ns(starts: np.ndarray, ends: np.ndarray) -> int:
