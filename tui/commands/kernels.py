@@ -100,7 +100,7 @@ def _chosen_instances(analysis: Any, names: Sequence[str]) -> Sequence[Any]:
     (no object made), else the objects of ``analysis.instances`` sorted."""
     import numpy as np
 
-    from profiling.analysis.regions import INSTANCE_INTS
+    from profiling.analysis.regions import INSTANCE_COL
     from profiling.analysis.stored_regions import InstanceRange, StoredRegions
 
     regions = analysis.regions
@@ -109,8 +109,8 @@ def _chosen_instances(analysis: Any, names: Sequence[str]) -> Sequence[Any]:
         if parts and all(p.shape[0] for p in parts):
             at = np.concatenate(parts)
             table = regions.table[at]
-            order = np.lexsort((table[:, INSTANCE_INTS.index("row")],
-                                table[:, INSTANCE_INTS.index("start_ns")]))  # stable
+            order = np.lexsort((table[:, INSTANCE_COL["row"]],
+                                table[:, INSTANCE_COL["start_ns"]]))  # stable
             return InstanceRange(regions, at[order])
     selected = [i for name in names for i in analysis.instances(name)]
     return sorted(selected, key=lambda i: (i.start_ns, i.row))
