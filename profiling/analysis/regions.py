@@ -213,12 +213,10 @@ class Regions:
 def _columns(regions: Regions) -> tuple[np.ndarray, list[str]]:
     """The instances' integer table and group keys, read from the stored table when
     the regions are one (``StoredRegions``: no object made), else from the objects."""
-    from profiling.analysis.stored_regions import InstanceRange, StoredRegions, instance_table
+    from profiling.analysis.stored_regions import StoredRegions, instance_table
 
     if isinstance(regions, StoredRegions):
-        names = InstanceRange(regions, np.arange(regions.table.shape[0])).names()
-        group_of = {n: group_name(n) for n in set(names)}
-        return regions.table, [group_of[n] for n in names]
+        return regions.table, regions.instance_groups()
     return instance_table(regions.instances), [i.group for i in regions.instances]
 
 

@@ -113,6 +113,11 @@ class StoredRegions(Regions):
         """Instances of a group key or of one exact name (``Regions.select``)."""
         return self._objects(self.positions(name))
 
+    def instance_groups(self) -> list[str]:
+        """Each instance's group key (``RegionInstance.group``), from its name's code."""
+        groups = self._groups
+        return [groups[c] for c in self._code.tolist()]
+
     def select_lazily(self, name: str) -> InstanceRange:
         """``select(name)`` as an ``InstanceRange``: no object made until one is asked for."""
         return InstanceRange(self, self.positions(name))
