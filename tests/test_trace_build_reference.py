@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from profiling.trace import loader
+from profiling.trace import parse
 from profiling.trace.chunk import Chunk
 from profiling.trace.columns import (
     _SLICE_TABLE,
@@ -26,7 +26,8 @@ from profiling.trace.model import ArgsSource, Trace
 from tests.fixtures.bad_inputs import CASES
 from tests.test_trace_quick_span import _outcome, _traces
 
-_CONCAT = ("ts_ns", "dur_ns", "ts_state", "dur_state", "ph", "correlation", "external_id", "stream")
+_CONCAT = ("ts_ns", "dur_ns", "ts_state", "dur_state", "ph", "correlation", "external_id", "stream",
+           "op_input")
 
 
 def reference_build(
@@ -96,6 +97,7 @@ def reference_build(
         correlation=col["correlation"][order],
         external_id=col["external_id"][order],
         stream=col["stream"][order],
+        op_input=col["op_input"][order],
         source_index=source_index[order],
         lanes=lanes,
         lane_start=lane_start,
@@ -109,7 +111,7 @@ def reference_build(
 
 def _same(path, monkeypatch) -> None:
     new = _outcome(path, True, monkeypatch)
-    monkeypatch.setattr(loader, "build_trace", reference_build)
+    monkeypatch.setattr(parse, "build_trace", reference_build)
     assert _outcome(path, True, monkeypatch) == new
 
 

@@ -23,6 +23,8 @@ from profiling.trace.chunk import (
     int_column,
 )
 from profiling.trace.events import AnyEvent, Event, TextEvent
+from profiling.trace.model import NOT_READ
+from profiling.trace.op_inputs import OP_NAMES, op_codes
 from tests.fixtures.bad_inputs import CASES
 from tests.test_trace_quick_span import _outcome, _traces
 
@@ -78,6 +80,7 @@ def reference_columns(
     if old.any():
         external_id[old] = int_column([a.external_id_old for a in args])[old]
     n = len(rows)
+    names = [e.name for e in rows]
     return Chunk(
         n_entries=n_entries,
         entry=entry,
@@ -86,12 +89,13 @@ def reference_columns(
         ts_state=times[2],
         dur_state=times[3],
         ph=ph,
-        name_id=_old_intern([e.name for e in rows], strings),
+        name_id=_old_intern(names, strings),
         cat_id=_old_intern([e.cat for e in rows], strings),
         correlation=correlation,
         external_id=external_id,
         stream=int_column([a.stream for a in args]),
         lane=np.fromiter(map(lane_keys.__getitem__, keys), dtype=np.int32, count=n),
+        op_input=_op_input_one_by_one(names, args),
         strings=list(strings),
         lane_keys=list(lane_keys),
         meta=meta,
@@ -99,6 +103,16 @@ def reference_columns(
         warnings=warnings,
         exact_times=bool(rows) and not isinstance(rows[0], Event),
     )
+
+
+def _op_input_one_by_one(names: list[str], args: list[Any]) -> np.ndarray:
+    """The column added since (``op_inputs``), event by event (tested against the
+    args route in ``test_op_inputs``)."""
+    out = np.full(len(names), NOT_READ, dtype=np.int8)
+    for i, (name, a) in enumerate(zip(names, args, strict=True)):
+        if name in OP_NAMES:
+            out[i] = op_codes([name], [a.input_type], [a.concrete_inputs])[0]
+    return out
 
 
 def _old_intern(values: list[str], ids: dict[str, int]) -> np.ndarray:

@@ -34,6 +34,7 @@ FINGERPRINTS = {
     7: "5f7afb43d9cd1bac8f1618ebd4615992afcdfa397f90c33e9253cd919e98f6c3",  # gzip text as blocks
     8: "1e2d037d83b9310463afd87a2fa7a293cef75d1c9fa1e850fae6f1fac7a0c6cf",  # ties by External id
     9: "ad50c5c3ce396d77b4cc9da0f1c100322d51352d8eabfe70e050e14b1f0fba74",  # thread/stream split
+    10: "966599df2c5ba0d60304d5eb38fd7a4353402985e8a9719f7d354a47c490e8c0",  # op_input column
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 

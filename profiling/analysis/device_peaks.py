@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from profiling.trace.op_inputs import dtype_family as dtype_family  # re-exported
+
 
 @dataclass(frozen=True)
 class DevicePeak:
@@ -91,20 +93,6 @@ _TABLE: tuple[tuple[str, DevicePeak], ...] = (
 )
 
 _COMPILED = tuple((re.compile(pattern, re.IGNORECASE), peak) for pattern, peak in _TABLE)
-
-
-def dtype_family(dtype: str | None) -> str | None:
-    """``bf16``/``fp16``/``fp32`` from any spelling (``torch.bfloat16``, ``c10::Half``...)."""
-    if not dtype:
-        return None
-    text = str(dtype).lower().replace("torch.", "").replace("c10::", "")
-    if text in ("bf16", "bfloat16"):
-        return "bf16"
-    if text in ("fp16", "float16", "half"):
-        return "fp16"
-    if text in ("fp32", "float32", "float"):
-        return "fp32"
-    return None
 
 
 def match_device(name: str | None) -> DevicePeak | None:

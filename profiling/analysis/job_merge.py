@@ -41,6 +41,7 @@ from profiling.analysis.job import (
     rank_info_of,
 )
 from profiling.errors import AttnTuiError
+from profiling.trace.cache import COLUMN_DTYPES
 from profiling.trace.model import NO_ID, ArgsSource, Group, Kind, Lane, Trace
 
 ID_STRIDE = 1 << 44
@@ -196,13 +197,8 @@ def _intern(strings: list[str], table: dict[str, int]) -> np.ndarray:
                        count=len(strings))
 
 
-_COLUMNS = {
-    "ts_ns": np.int64, "dur_ns": np.int64, "name_id": np.int32, "cat_id": np.int32,
-    "kind": np.uint8, "ph": np.uint8, "lane": np.int32, "depth": np.int16,
-    "correlation": np.int64, "external_id": np.int64, "stream": np.int64,
-    "source_index": np.int64, "device_type": np.uint8,
-}
-"""The model's row columns and their dtypes (``profiling.trace.model.Trace``)."""
+_COLUMNS = {key: dtype for key, dtype in COLUMN_DTYPES.items() if key != "lane_start"}
+"""The model's row columns and their dtypes (a stored model's, less its lane starts)."""
 
 
 @dataclass(frozen=True)

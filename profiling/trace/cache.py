@@ -48,7 +48,8 @@ from profiling.trace.cache_store import (
 from profiling.trace.model import DeviceType, Group, Kind, Lane, Trace
 from profiling.trace.textblocks import write_blocks
 
-LOADER_VERSION = 9  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split
+LOADER_VERSION = 10  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
+# 10: op_input (the input dtypes of compute and cast ops, read while decoding)
 """Bump when the model or the loader changes what it produces."""
 
 MIN_CACHE_BYTES = 4 << 20
@@ -187,6 +188,7 @@ COLUMN_DTYPES = {
     "kind": np.uint8, "ph": np.uint8, "lane": np.int32, "depth": np.int16,
     "correlation": np.int64, "external_id": np.int64, "stream": np.int64,
     "source_index": np.int64, "lane_start": np.int64, "device_type": np.uint8,
+    "op_input": np.int8,
 }
 """A stored model's columns (one ``.npy`` file each) and their dtypes: a trace's
 index here, a merged job's entry in ``profiling.analysis.job_store``."""

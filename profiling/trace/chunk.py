@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from profiling.trace.events import AnyEvent, Event, MetaEvent, TextEvent
+from profiling.trace.op_inputs import NOT_READ, OP_NAMES, op_codes
 from profiling.trace.times import float_times_ns, text_times_ns
 
 
@@ -33,6 +34,7 @@ class Chunk:
     external_id: np.ndarray  # int64
     stream: np.ndarray  # int64
     lane: np.ndarray  # int32 into lane_keys
+    op_input: np.ndarray  # int8: input dtype code of compute and cast ops (op_inputs)
     strings: list[str]
     lane_keys: list[tuple[Any, Any]]
     meta: list[MetaEvent]
@@ -88,6 +90,7 @@ def chunk_columns(
         return None
     strings = _Numbering({"": 0})
     args = [e.args for e in rows]
+    name_id = _intern([e.name for e in rows], strings)
     pids, tids = [e.pid for e in rows], [e.tid for e in rows]
     pair_ids, pairs = _numbered(list(zip(pids, tids, strict=True)))
     lane_keys = _Numbering()  # pid/tid with digit strings read as numbers: old Kineto
@@ -109,12 +112,13 @@ def chunk_columns(
         ts_state=times[2],
         dur_state=times[3],
         ph=ph,
-        name_id=_intern([e.name for e in rows], strings),
+        name_id=name_id,
         cat_id=_intern([e.cat for e in rows], strings),
         correlation=correlation,
         external_id=external_id,
         stream=int_column([a.stream for a in args]),
         lane=pair_lane[pair_ids],
+        op_input=_op_inputs(name_id, args, strings),
         strings=list(strings),
         lane_keys=list(lane_keys),
         meta=meta,
@@ -131,6 +135,20 @@ class _Numbering(dict):  # type: ignore[type-arg]
     def __missing__(self, key: Any) -> int:
         number = self[key] = len(self)
         return number
+
+
+def _op_inputs(name_id: np.ndarray, args: list[Any], strings: _Numbering) -> np.ndarray:
+    """The ``op_inputs`` code of each row: read for the compute and cast ops only
+    (found by name id), ``NOT_READ`` for every other row."""
+    codes = np.full(name_id.shape[0], NOT_READ, dtype=np.int8)
+    wanted = [strings[n] for n in OP_NAMES if n in strings]
+    if wanted:
+        rows = np.flatnonzero(np.isin(name_id, wanted)).tolist()
+        names = list(strings)
+        codes[rows] = op_codes([names[i] for i in name_id[rows].tolist()],
+                               [args[i].input_type for i in rows],
+                               [args[i].concrete_inputs for i in rows])
+    return codes
 
 
 def _numbered(values: list[Any]) -> tuple[np.ndarray, list[Any]]:

@@ -118,7 +118,7 @@ def build_trace(
     )
 
 
-_SORTED_LAST = ("correlation", "stream")  # merged only once rows are sorted
+_SORTED_LAST = ("correlation", "stream", "op_input")  # merged only once rows are sorted
 _TAKEN = np.zeros(0, dtype=np.int8)
 
 

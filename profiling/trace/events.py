@@ -19,6 +19,8 @@ from typing import Any
 
 import msgspec
 
+from profiling.trace.op_inputs import NO_RAW
+
 NO_TEXT = msgspec.Raw(b"")
 """The text of an absent ``ts``: not a number, so the event is skipped with a warning."""
 
@@ -37,6 +39,9 @@ class Args(msgspec.Struct):
     name: str | None = None  # M events: process_name / thread_name
     labels: str | None = None  # M events: process_labels
     sort_index: int | None = None  # M events: *_sort_index
+    # Kept as text, read for the compute and cast ops only (see op_inputs).
+    input_type: msgspec.Raw = msgspec.field(default=NO_RAW, name="Input type")
+    concrete_inputs: msgspec.Raw = msgspec.field(default=NO_RAW, name="Concrete Inputs")
 
 
 class _EventFields(msgspec.Struct):

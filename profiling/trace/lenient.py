@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from profiling.trace.events import NO_TEXT, ZERO_TEXT, Args, TextEvent
+from profiling.trace.op_inputs import NO_RAW
 
 # Floats as Decimal: an event's times keep every digit of their text (see times.py).
 _EVENT = msgspec.json.Decoder(float_hook=Decimal)
@@ -65,8 +66,21 @@ def event_from_value(value: Any) -> TextEvent | None:
             name=args["name"] if isinstance(args.get("name"), str) else None,
             labels=args["labels"] if isinstance(args.get("labels"), str) else None,
             sort_index=_as_int(args.get("sort_index")),
+            input_type=_raw(args.get("Input type")),
+            concrete_inputs=_raw(args.get("Concrete Inputs")),
         ),
     )
+
+
+def _raw(value: Any) -> msgspec.Raw:
+    """A decoded args value as the JSON text the typed decoder would have kept
+    (``NO_RAW`` when absent or not encodable: the op's args are then read later)."""
+    if value is None:
+        return NO_RAW
+    try:
+        return msgspec.Raw(msgspec.json.encode(value))
+    except (TypeError, ValueError, OverflowError):
+        return NO_RAW
 
 
 # ---- text that is JSON only to a lenient reader ----

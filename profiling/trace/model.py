@@ -17,6 +17,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+NOT_READ = -1
+"""``Trace.op_input`` where the decoder read no input dtype (see ``op_inputs``)."""
+
 
 class ArgsSource(Protocol):
     """Reads the ``args`` of entries of the file's event list, by entry index."""
@@ -143,11 +146,17 @@ class Trace:
     # uint8, DeviceType of each row (from its category; see kinds.device_types).
     # A trace built in memory without it gets CUDA for device kinds, else CPU.
     device_type: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
+    # int8, the input dtype code of each compute and cast op, read by the decoder
+    # (see op_inputs); NOT_READ (-1) elsewhere, and on every row of a trace built
+    # in memory, whose ops' args are then read when asked for.
+    op_input: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
 
     def __post_init__(self) -> None:
         if self.device_type.shape[0] != self.ts_ns.shape[0]:
             device = np.isin(self.kind, [*GPU_KINDS, Kind.GPU_ANNOTATION])
             self.device_type = np.where(device, DeviceType.CUDA, DeviceType.CPU).astype(np.uint8)
+        if self.op_input.shape[0] != self.ts_ns.shape[0]:
+            self.op_input = np.full(self.ts_ns.shape[0], NOT_READ, dtype=np.int8)
 
     # ---- small, readable accessors (the columns are the fast path) ----
 

@@ -31,7 +31,7 @@ from profiling.trace.reader import populate_pages
 
 COLUMNS = (
     "entry", "ts_ns", "dur_ns", "correlation", "external_id", "stream",
-    "name_id", "cat_id", "lane", "ts_state", "dur_state", "ph",
+    "name_id", "cat_id", "lane", "ts_state", "dur_state", "ph", "op_input",
 )
 SHM = "/dev/shm"
 _PREFIX = "attn-tui-columns-"
