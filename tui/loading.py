@@ -38,3 +38,20 @@ def load_for_command(path: str, args: Any = None) -> Trace:
             bar.update(task, completed=fraction, description=f"{os.path.basename(path)}: {label}")
 
         return load_trace(path, use_cache=use_cache, progress=report)
+
+
+def load_job_for_command(paths: list[str], args: Any, command: str) -> Any:
+    """The job of ``paths`` (its stored merge, else its ranks loaded; see ``job_open``),
+    with each rank left out or read with repairs said on stderr: not fatal, but its
+    figures are missing or partial, and the user must know which."""
+    from profiling.analysis.job_report import load_ranks
+    from tui.names import visible
+
+    job = load_ranks(paths, lambda p: load_for_command(p, args), args.align,
+                     use_index=not getattr(args, "no_cache", False))
+    for line in job.trace.warnings:
+        if line.endswith("(left out of the job)"):
+            print(f"attn-tui {command}: {visible(line)}", file=sys.stderr)
+        else:
+            print(f"attn-tui {command}: warning: {visible(line)}", file=sys.stderr)
+    return job

@@ -45,10 +45,8 @@ def _run_job(args: argparse.Namespace, paths: list[str]) -> int:
     from profiling.analysis.job import group_paths
     from profiling.analysis.job_findings import job_findings
     from profiling.analysis.job_merge import job_path
-    from profiling.analysis.job_report import load_ranks
     from profiling.errors import AttnTuiError
-    from tui.loading import load_for_command
-    from tui.names import visible
+    from tui.loading import load_job_for_command
 
     if len(group_paths(paths)) != 1:
         shown = ", ".join(os.path.basename(p) for p in paths[:4]) + (", ..." if len(paths) > 4
@@ -57,14 +55,7 @@ def _run_job(args: argparse.Namespace, paths: list[str]) -> int:
                            "job; this command reads one trace or one job", job_path(paths),
                            "name one of them, or give the folder to 'attn-tui compare', 'open' "
                            "or 'ranks' (a job's ranks)")
-    # the job's stored merge, else big ranks parsed in processes of their own (job_open)
-    job = load_ranks(paths, lambda p: load_for_command(p, args), args.align,
-                     use_index=not getattr(args, "no_cache", False))
-    for line in job.trace.warnings:  # a rank left out or repaired: said, not fatal
-        if line.endswith("(left out of the job)"):
-            print(f"attn-tui findings: {visible(line)}", file=sys.stderr)
-        else:  # a rank read with repairs (cut short, ...): its figures are partial
-            print(f"attn-tui findings: warning: {visible(line)}", file=sys.stderr)
+    job = load_job_for_command(paths, args, "findings")
     found = job_findings(job)
     if args.json:
         sys.stdout.write(json.dumps(found.as_json(), indent=1, allow_nan=False, default=str))

@@ -23,22 +23,13 @@ FIELDS = ("span_us", "comm_us", "compute_us", "overlap_us", "idle_us", "memcpy_u
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.analysis.job_report import job_report, load_ranks
-    from tui.loading import load_for_command
+    from profiling.analysis.job_report import job_report
+    from tui.loading import load_job_for_command
 
     paths: list[str] = list(args.paths)
     if not paths:
         raise AttnTuiError("no trace given", "ranks", "give a job's folder or its rank traces")
-    # the job's stored merge, else big ranks parsed in processes of their own (job_open)
-    job = load_ranks(paths, lambda p: load_for_command(p, args), args.align,
-                     use_index=not getattr(args, "no_cache", False))
-    from tui.names import visible
-
-    for line in job.trace.warnings:  # a rank left out or repaired: said, not fatal
-        if line.endswith("(left out of the job)"):
-            print(f"attn-tui ranks: {visible(line)}", file=sys.stderr)
-        else:  # a rank read with repairs (cut short, ...): its figures are partial
-            print(f"attn-tui ranks: warning: {visible(line)}", file=sys.stderr)
+    job = load_job_for_command(paths, args, "ranks")
     report = job_report(job)
     if args.json:
         sys.stdout.write(json.dumps(report.ranks, indent=1, allow_nan=False, default=str) + "\n")
