@@ -289,3 +289,20 @@ def test_lane_bounded_search_finds_what_a_full_scan_finds(path: Path):
         assert rows.tolist() == np.flatnonzero(want).tolist()
         assert (start == np.maximum(ts[rows], lo)).all()
         assert (stop == np.minimum(end[rows], hi)).all()
+
+
+def test_ties_read_the_same_whatever_the_file_order(capsys, write_trace):
+    """Names with equal totals are listed by name, not by where the file first has
+    them; a name with two kinds reads as the same one either way."""
+    events = [gpu("zeta", 0, 10), gpu("alpha", 20, 10), gpu("mid", 40, 10),
+              op("zeta", 0, 10), op("beta", 20, 5), op("beta", 30, 5),
+              op("mixed", 50, 10), op("mixed", 70, 10, cat="user_annotation")]
+    outs = []
+    for k, order in enumerate((events, events[::-1], events[3:] + events[:3])):
+        path = write_trace(order, name=f"t{k}.json")
+        code, out, _ = run(capsys, "slices", str(path), "--json")
+        assert code == 0
+        outs.append(json.loads(out)["rows"])
+    assert outs[0] == outs[1] == outs[2]
+    gpu_names = [r["name"] for r in outs[0] if r["lane_kind"] == "gpu"]
+    assert gpu_names == ["alpha", "mid", "zeta"]

@@ -271,11 +271,16 @@ def _group(
     np.minimum.at(low, key, clipped)
     high = np.zeros(size, dtype=np.int64)
     np.maximum.at(high, key, clipped)
-    kind_of = np.zeros(size, dtype=np.uint8)
-    kind_of[key] = trace.kind[rows]  # one of the group's kinds (a name rarely has two)
+    kind_of = np.full(size, 255, dtype=np.uint8)
+    np.minimum.at(kind_of, key, trace.kind[rows])  # a name rarely has two kinds: the lowest
 
     present = np.flatnonzero(count)
-    order = np.lexsort((present // n_kinds, -total[present], present % n_kinds))
+    # Ties (same lane kind and total) go by name, not by the order names first
+    # appear in the file: the same trace written in another order reads the same.
+    names = [trace.strings[int(k)] for k in (present // n_kinds).tolist()]
+    by_name = np.empty(present.shape[0], dtype=np.int64)
+    by_name[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    order = np.lexsort((by_name, -total[present], present % n_kinds))
     out = []
     for k in present[order]:
         kind = Kind(int(kind_of[k]))
