@@ -61,6 +61,8 @@ def launch_chains(trace: Trace, links: Links, ops: OpTree) -> LaunchChains:
     parent = ops.nesting.parent
     # Levels: the innermost op (level 0), its parent (level 1), ...; one array per level.
     owner = np.flatnonzero(start >= 0)
+    if owner.shape[0] == 0:  # no GPU event's call is inside an op: every chain is empty
+        return LaunchChains(gpu, np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
     cur = np.searchsorted(ops.rows, start[owner])
     levels_owner, levels_op = [], []
     while owner.shape[0]:
