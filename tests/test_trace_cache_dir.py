@@ -243,10 +243,10 @@ WRITER = """
 import sys
 from pathlib import Path
 from profiling.trace.cache import read_cache, write_cache
-from profiling.trace.loader import _parse
+from profiling.trace.parse import parse
 
 path = Path(sys.argv[1])
-trace, spans, starts, text = _parse(path, lambda *a: None, 1)
+trace, spans, starts, text = parse(path, lambda *a: None, 1, 1 << 62)
 Path(sys.argv[2]).touch()
 while not Path(sys.argv[3]).exists():
     pass

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import profiling.trace.loader as loader
+import profiling.trace.parse as parse
 import profiling.trace.pool as pool
 from profiling.trace import Trace
 
@@ -76,15 +77,15 @@ def write_synthetic(path: Path, seed: int, events: int, gzipped: bool = False) -
 def small_parallel_path(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Lower the parallel threshold and chunk size; count the loads that went parallel."""
     monkeypatch.setattr(loader, "PARALLEL_MIN_BYTES", 1 << 20)
-    monkeypatch.setattr(loader, "CHUNK_BYTES", 256 << 10)
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 256 << 10)
     went_parallel: list[int] = []
-    real = loader._decode_parallel
+    real = parse._decode_parallel
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         went_parallel.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(loader, "_decode_parallel", spy)
+    monkeypatch.setattr(parse, "_decode_parallel", spy)
     return went_parallel
 
 
@@ -184,8 +185,8 @@ def test_a_load_whose_workers_refuse_decodes_in_its_own_process(
     def refuse(ref: pool.TextRef, jobs: list[pool.Job]) -> Any:
         raise pool.SourceMoved(ref.path)
 
-    monkeypatch.setattr(loader, "get_pool", lambda workers: None)
-    monkeypatch.setattr(loader, "submit_all", lambda _pool, ref, jobs: refuse(ref, jobs))
+    monkeypatch.setattr(parse, "get_pool", lambda workers: None)
+    monkeypatch.setattr(parse, "submit_all", lambda _pool, ref, jobs: refuse(ref, jobs))
     assert_same(loader.load_trace(path, use_cache=False, workers=2), serial)
     assert small_parallel_path == [1]
 

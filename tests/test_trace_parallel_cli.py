@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import profiling.trace.loader as loader
+import profiling.trace.parse as parse
 from tui.cli import build_parser, main
 
 from .test_trace_parallel import write_synthetic
@@ -30,13 +31,13 @@ def test_jobs_must_be_above_zero(capsys: pytest.CaptureFixture[str]) -> None:
 def test_jobs_reaches_the_loader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write_synthetic(tmp_path / "t.json", seed=2, events=200)
     seen: list[int] = []
-    real = loader._decode_all
+    real = parse._decode_all
 
-    def spy(source, span, bounds, workers, report):  # type: ignore[no-untyped-def]
-        seen.append(loader.default_jobs() if workers is None else workers)
-        return real(source, span, bounds, workers, report)
+    def spy(source, span, bounds, workers, report, parallel_min_bytes):  # type: ignore[no-untyped-def]
+        seen.append(workers)
+        return real(source, span, bounds, workers, report, parallel_min_bytes)
 
-    monkeypatch.setattr(loader, "_decode_all", spy)
+    monkeypatch.setattr(parse, "_decode_all", spy)
     monkeypatch.setattr(loader, "_DEFAULT_JOBS", None)
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["stats", str(path), "--json", "--no-cache", "--jobs", "5"]) == 0

@@ -69,11 +69,11 @@ def test_sweep_removes_files_of_processes_that_are_gone(monkeypatch, tmp_path):
 def test_a_load_stopped_by_a_bad_chunk_leaves_no_column_files(tmp_path, monkeypatch):
     """Chunks decoded after another chunk's error are discarded as they finish."""
     from profiling.errors import TraceError
-    from profiling.trace import load_trace, loader, pool, split
+    from profiling.trace import load_trace, loader, parse, pool, split
     from tests.test_trace_parallel import write_synthetic
 
     monkeypatch.setattr(loader, "PARALLEL_MIN_BYTES", 1 << 20)
-    monkeypatch.setattr(loader, "CHUNK_BYTES", 256 << 10)
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 256 << 10)
     monkeypatch.setattr(split, "QUICK_MIN_BYTES", 0)  # the workers meet the bad JSON
     path = write_synthetic(tmp_path / "t.json", 3, 20_000)
     data = bytearray(path.read_bytes())

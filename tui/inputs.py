@@ -18,7 +18,6 @@ PATHs (``tui.cli``), so the command modules only ever see traces:
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -62,6 +61,8 @@ def _head(path: str) -> tuple[bytes, bool]:
     with open(path, "rb") as f:
         raw = f.read(HEAD_BYTES + 1)
         if raw[:2] == b"\x1f\x8b":
+            import gzip  # here: most traces are plain JSON, and every command sniffs them
+
             f.seek(0)
             with gzip.GzipFile(fileobj=f) as gz:
                 raw = gz.read(HEAD_BYTES + 1)
@@ -114,6 +115,8 @@ def _manifest_kind(path: str, head: bytes, complete: bool) -> str:
             with open(path, "rb") as f:
                 data = f.read()
             if data[:2] == b"\x1f\x8b":
+                import gzip  # as in _head
+
                 data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error):
             return TRACE

@@ -21,6 +21,7 @@ kernel beside it); an NVIDIA kernel of that name is someone's own kernel.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -31,13 +32,20 @@ class KernelRule:
     """Kernel names of one implementation: ``key`` is the implementation's key."""
 
     key: str
-    pattern: re.Pattern[str]
+    source: str  # the regular expression of its names, compiled on first use (``pattern``)
     strong: bool = True  # the name alone proves attention (else: only in attention regions)
     rocm_only: bool = False  # needs ROCm evidence beside it
 
+    @functools.cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled ``source``.  Compiled when first matched, not at import: the
+        commands that never look for attention (``stats``, ``table``, ``slices`` on a
+        reopen) would pay milliseconds for these patterns on every run."""
+        return re.compile(self.source)
+
 
 def _rule(key: str, pattern: str, strong: bool = True, rocm_only: bool = False) -> KernelRule:
-    return KernelRule(key, re.compile(pattern), strong, rocm_only)
+    return KernelRule(key, pattern, strong, rocm_only)
 
 
 # First match wins: specific before general (FlashMLA before FA2, FA3 before FA2).
@@ -76,33 +84,41 @@ KERNEL_RULES: tuple[KernelRule, ...] = (
 """Attention kernels of every implementation recognised (see the module's text)."""
 
 # Ops that are attention, with the implementation they name ("" when the op is
-# generic and the kernels say which implementation ran).
-OP_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (key, re.compile(pattern))
-    for key, pattern in (
-        ("math", r"^aten::_scaled_dot_product_attention_math"),
-        ("cpu_flash", r"^aten::_scaled_dot_product_flash_attention_for_cpu"),
-        ("pytorch_flash",
-         r"^aten::(?:_scaled_dot_product_flash_attention|_flash_attention_forward)$"),
-        ("cutlass_mem_efficient", r"^aten::(?:_scaled_dot_product_efficient_attention|"
-                                  r"_efficient_attention_forward)$|"
-                                  r"^xformers::efficient_attention_forward_cutlass"),
-        ("cudnn", r"^aten::(?:_scaled_dot_product_cudnn_attention|_cudnn_attention_forward)$"),
-        ("flash_attn_3", r"^(?:_vllm_fa3_C|flash_attn_3|_flash_attn_3)::"),
-        ("flash_attn_2", r"^(?:_vllm_fa2_C|flash_attn|xformers_flash|flash_attn_2_cuda)::"),
-        ("flashmla", r"^_flashmla_C::"),
-        ("paged_attention", r"^_(?:C|rocm_C)::paged_attention"),
-        ("aiter", r"^aiter::(?:mha|fmha|paged_attention|mla)"),
-        ("flashinfer", r"^flashinfer::\w*(?:prefill|decode|attention|mla)"),
-        ("", r"(?i)attn|attention|\bsdpa\b|fmha|^aten::_native_multi_head"),
-    )
+# generic and the kernels say which implementation ran); compiled by ``_op_rules``.
+OP_RULES: tuple[tuple[str, str], ...] = (
+    ("math", r"^aten::_scaled_dot_product_attention_math"),
+    ("cpu_flash", r"^aten::_scaled_dot_product_flash_attention_for_cpu"),
+    ("pytorch_flash",
+     r"^aten::(?:_scaled_dot_product_flash_attention|_flash_attention_forward)$"),
+    ("cutlass_mem_efficient", r"^aten::(?:_scaled_dot_product_efficient_attention|"
+                              r"_efficient_attention_forward)$|"
+                              r"^xformers::efficient_attention_forward_cutlass"),
+    ("cudnn", r"^aten::(?:_scaled_dot_product_cudnn_attention|_cudnn_attention_forward)$"),
+    ("flash_attn_3", r"^(?:_vllm_fa3_C|flash_attn_3|_flash_attn_3)::"),
+    ("flash_attn_2", r"^(?:_vllm_fa2_C|flash_attn|xformers_flash|flash_attn_2_cuda)::"),
+    ("flashmla", r"^_flashmla_C::"),
+    ("paged_attention", r"^_(?:C|rocm_C)::paged_attention"),
+    ("aiter", r"^aiter::(?:mha|fmha|paged_attention|mla)"),
+    ("flashinfer", r"^flashinfer::\w*(?:prefill|decode|attention|mla)"),
+    ("", r"(?i)attn|attention|\bsdpa\b|fmha|^aten::_native_multi_head"),
 )
 
-ANNOTATION = re.compile(r"(?i)attn|attention|\bsdpa\b|fmha|\bmha\b")
+ANNOTATION = r"(?i)attn|attention|\bsdpa\b|fmha|\bmha\b"
 """A ``record_function`` or region name that says attention."""
 
-_ROCM_KERNEL = re.compile(r"^Cijk_|ck_tile::|^ck::|_ZN5aiter|__amd_rocclr|gfx9\d\d")
-_ROCM_CALL = re.compile(r"^hip[A-Z]")
+_ROCM_KERNEL = r"^Cijk_|ck_tile::|^ck::|_ZN5aiter|__amd_rocclr|gfx9\d\d"
+_ROCM_CALL = r"^hip[A-Z]"
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """``re.compile`` once per pattern, on first use (see ``KernelRule.pattern``)."""
+    return re.compile(pattern)
+
+
+@functools.cache
+def _op_rules() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((key, re.compile(pattern)) for key, pattern in OP_RULES)
 
 
 def attention_kernel(name: str, rocm: bool = False,
@@ -123,7 +139,7 @@ def attention_kernel(name: str, rocm: bool = False,
 def attention_op(name: str) -> str | None:
     """The implementation key an attention op names ("" for a generic one), or None
     when ``name`` is not an attention op."""
-    for key, pattern in OP_RULES:
+    for key, pattern in _op_rules():
         if pattern.search(name):
             return key
     return None
@@ -134,7 +150,7 @@ def is_attention_op(name: str) -> bool:
 
 
 def is_attention_annotation(name: str) -> bool:
-    return bool(ANNOTATION.search(name))
+    return bool(_compiled(ANNOTATION).search(name))
 
 
 def is_attention_name(name: str) -> bool:
@@ -147,5 +163,6 @@ def is_attention_name(name: str) -> bool:
 def rocm_evidence(kernel_names: Iterable[str], call_names: Iterable[str] = ()) -> bool:
     """Whether names show a ROCm run: a ``hip*`` launch call, or a ROCm library
     kernel (rocBLAS/hipBLASLt ``Cijk_``, Composable Kernel, aiter, ROCclr)."""
-    return (any(_ROCM_CALL.search(c) for c in call_names)
-            or any(_ROCM_KERNEL.search(k) for k in kernel_names))
+    call, kernel = _compiled(_ROCM_CALL), _compiled(_ROCM_KERNEL)
+    return (any(call.search(c) for c in call_names)
+            or any(kernel.search(k) for k in kernel_names))

@@ -8,7 +8,6 @@ findings; the rules about what the region runs are in ``finding_rules``.
 from __future__ import annotations
 
 import re
-import statistics
 from collections import Counter
 
 import numpy as np
@@ -231,6 +230,8 @@ def odd_instances(ctx: RegionContext) -> list[Finding]:
             ))
     basis = "GPU" if ctx.has_gpu else "CPU"
     times = [v.device_ns if ctx.has_gpu else v.cpu_ns for v in ctx.instances]
+    import statistics  # here: a reopen reads its findings from the index (findings.py)
+
     median = statistics.median(times)
     far = [(v, x) for v, x in zip(ctx.instances, times, strict=True)
            if abs(x - median) > max(ODD_FRACTION * median, ODD_MIN_US * 1e3)]

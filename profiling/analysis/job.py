@@ -24,13 +24,11 @@ pool) and are placed on one time axis (``align_offsets``):
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
 import zlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +82,8 @@ def sniff_rank(path: str) -> RankInfo | None:
         with open(path, "rb") as f:
             head = f.read(SNIFF_BYTES)
             if head[:2] == b"\x1f\x8b":
+                import gzip  # here: plain traces (most) skip its import on every command
+
                 f.seek(0)
                 with gzip.GzipFile(fileobj=f) as gz:
                     head, tail = gz.read(SNIFF_BYTES), b""
@@ -232,5 +232,9 @@ def load_each(paths: Sequence[str], load: Loader) -> list[Trace | Exception]:
 
     if len(paths) == 1:
         return [one(paths[0])]
+    # here, not at the top: compare and findings import this module for group_paths
+    # alone, and concurrent.futures brings logging with it
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=len(paths), thread_name_prefix="attn-tui load rank") as ex:
         return list(ex.map(one, paths))

@@ -17,8 +17,6 @@ from typing import Any, Protocol
 import msgspec
 
 from profiling.errors import TraceError
-from profiling.trace.decode import chunk_entries
-from profiling.trace.lenient import loads_lenient
 
 
 class SpanSource(Protocol):
@@ -68,6 +66,10 @@ class ChunkedArgs:
     def _chunk(self, k: int) -> list[Any]:
         raws = self._cache.get(k)
         if raws is None:
+            # here, not at the top: a reopened trace reads no args unless asked, so its
+            # commands never import the decoder
+            from profiling.trace.decode import chunk_entries
+
             lo, hi = self._spans[k]
             try:
                 text = self._text.read(lo, hi)
@@ -96,6 +98,8 @@ def _args_of(raw: Any) -> dict[str, Any]:
         except msgspec.ValidationError:
             return {}
         except msgspec.DecodeError:  # NaN tokens or bytes that are not UTF-8
+            from profiling.trace.lenient import loads_lenient  # rare: see ChunkedArgs._chunk
+
             lenient = loads_lenient(bytes(raw))
             raw = None if lenient is None else lenient[0]
     value = raw.get("args") if isinstance(raw, dict) else None

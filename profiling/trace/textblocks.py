@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 MAGIC = b"ATTNTXB1"
@@ -27,6 +26,10 @@ _HEAD = struct.Struct("<QQQ")
 
 def write_blocks(path: Path, text: bytes | memoryview, block: int = BLOCK_BYTES) -> None:
     """Write ``text`` to ``path`` as compressed blocks (OSError if it cannot)."""
+    # here, not at the top: a reopen (which only reads blocks) skips concurrent.futures
+    # and the logging it imports
+    from concurrent.futures import ThreadPoolExecutor
+
     view = memoryview(text)
     count = (len(view) + block - 1) // block
     pieces = [view[k * block:(k + 1) * block] for k in range(count)]
