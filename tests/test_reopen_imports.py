@@ -5,8 +5,8 @@ most of their time importing modules: the parse machinery (the event list scanne
 the msgspec event structs, the lenient reader, the process pool) cost a reopen of
 ``stats`` more than its work, and is imported only by ``loader.load_trace`` when
 there is no index.  Each command runs here in a fresh interpreter on a trace whose
-index exists, lists ``sys.modules`` when it is done, and prints what a parse of
-the same trace prints.
+index exists, lists ``sys.modules`` and its threads when it is done, and prints
+what a parse of the same trace prints.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,11 +49,13 @@ COMMANDS = {
 }
 
 RUN = """
-import json, sys
+import json, os, sys
 from tui.cli import main
 code = main(sys.argv[2:])
+threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None
 with open(sys.argv[1], "w") as f:
-    json.dump(sorted(sys.modules), f)
+    json.dump({"modules": sorted(sys.modules), "threads": threads,
+               "blas": os.environ.get("OPENBLAS_NUM_THREADS")}, f)
 sys.exit(code)
 """
 
@@ -65,6 +68,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     trace = folder / "naive.json.gz"
     shutil.copy(SAMPLE_TRACES / "naive.json.gz", trace)
     env = {**os.environ, "ATTN_TUI_CACHE_DIR": str(folder / "cache")}
+    env.pop("OPENBLAS_NUM_THREADS", None)  # the command's own choice is tested
     mp = pytest.MonkeyPatch()
     mp.setenv("ATTN_TUI_CACHE_DIR", env["ATTN_TUI_CACHE_DIR"])
     try:
@@ -88,7 +92,7 @@ def test_a_reopen_imports_no_decoder_and_prints_what_a_parse_prints(
     assert main([*argv, "--no-cache"]) == 0  # parsed, in this process
     parsed = capsys.readouterr().out
 
-    def reopen() -> tuple[str, list[str]]:
+    def reopen() -> tuple[str, dict[str, Any]]:
         listing = tmp_path / "modules.json"
         done = subprocess.run([sys.executable, "-c", RUN, str(listing), *argv], env=env,
                               cwd=REPO, capture_output=True, text=True, timeout=120)
@@ -96,10 +100,14 @@ def test_a_reopen_imports_no_decoder_and_prints_what_a_parse_prints(
         return done.stdout, json.loads(listing.read_text())
 
     reopen()  # the first run on the index computes the analysis and stores it
-    out, modules = reopen()
+    out, seen = reopen()
     assert out == parsed
-    assert "profiling.trace.cache" in modules  # it did read the index
-    assert [m for m in modules if m.startswith(DECODERS)] == []
+    assert "profiling.trace.cache" in seen["modules"]  # it did read the index
+    assert [m for m in seen["modules"] if m.startswith(DECODERS)] == []
+    # NumPy's OpenBLAS started no thread pool (a thread per core, at import): tui.cli
+    # asks for one BLAS thread, and nothing on a reopen starts a thread of its own
+    assert seen["blas"] == "1"
+    assert seen["threads"] in (None, 1)
 
 
 def test_the_model_and_the_analysis_import_without_the_loader() -> None:
