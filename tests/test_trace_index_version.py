@@ -35,6 +35,7 @@ FINGERPRINTS = {
     8: "1e2d037d83b9310463afd87a2fa7a293cef75d1c9fa1e850fae6f1fac7a0c6cf",  # ties by External id
     9: "ad50c5c3ce396d77b4cc9da0f1c100322d51352d8eabfe70e050e14b1f0fba74",  # thread/stream split
     10: "966599df2c5ba0d60304d5eb38fd7a4353402985e8a9719f7d354a47c490e8c0",  # op_input column
+    11: "dfa6b1e58eef96e2379808c686555a02874f08746059199ad69f2789854d8a6a",  # driver launches
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 
@@ -64,10 +65,15 @@ ADDED_9 = [
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 9, "ts": 301, "dur": 2,
      "args": {"stream": 9, "device": 1}},
 ]
-INDEX_TEXT = _reference(ADDED + ADDED_9)
+ADDED_11 = [
+    # A driver-level launch of an XPU build: a runtime call (kind) since version 11.
+    {"ph": "X", "cat": "xpu_driver", "name": "zeCommandListAppendLaunchKernel", "pid": 1,
+     "tid": 9, "ts": 302, "dur": 1, "args": {"correlation": 77}},
+]
+INDEX_TEXT = _reference(ADDED + ADDED_9 + ADDED_11)
 """What the index fingerprint is taken of: the reference trace with ``ADDED`` (from
-version 8 on) and ``ADDED_9`` (from 9 on); the fingerprints before 8 are of
-``REFERENCE_TEXT``."""
+version 8 on), ``ADDED_9`` (from 9 on) and ``ADDED_11`` (from 11 on); the
+fingerprints before 8 are of ``REFERENCE_TEXT``."""
 
 
 def schema() -> dict[str, object]:

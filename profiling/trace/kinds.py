@@ -30,6 +30,9 @@ _COMPLETE_BY_CATEGORY: dict[str, Kind] = {
     "mtia_runtime": Kind.RUNTIME,
     "privateuse1_runtime": Kind.RUNTIME,
     "xpu_runtime": Kind.RUNTIME,
+    # Kineto's driver-level launch categories (zeCommandListAppendLaunchKernel, ...)
+    "xpu_driver": Kind.RUNTIME,
+    "privateuse1_driver": Kind.RUNTIME,
     "kernel": Kind.KERNEL,
     "gpu_memcpy": Kind.MEMCPY,
     "memcpy": Kind.MEMCPY,
