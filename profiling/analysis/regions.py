@@ -20,6 +20,7 @@ of ``Links.by_launch`` and its totals are differences of cumulative sums.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, make_dataclass
@@ -107,8 +108,15 @@ INSTANCE_COL = {name: j for j, name in enumerate(INSTANCE_INTS)}
 """Each ``INSTANCE_INTS`` field's column in an instance table."""
 _START, _END, _LO, _HI = (INSTANCE_INTS.index(f) for f in ("start_ns", "end_ns", "launch_lo",
                                                              "launch_hi"))
-_Unfrozen = make_dataclass("_Unfrozen", [(f.name, f.type) for f in fields(RegionInstance)],
-                           slots=True)
+
+
+@functools.cache
+def _unfrozen() -> type:
+    """``RegionInstance``'s unfrozen twin (``make_instances``), made on first use: most
+    commands on a reopen read the stored instance table and make no instance objects,
+    and making the class costs 0.7 ms."""
+    return make_dataclass("_Unfrozen", [(f.name, f.type) for f in fields(RegionInstance)],
+                          slots=True)
 
 
 @dataclass(frozen=True)
@@ -339,8 +347,9 @@ def make_instances(names: list[tuple[str, str]], table: np.ndarray) -> list[Regi
     slots, then given ``RegionInstance``'s class: a frozen dataclass sets every field
     through ``object.__setattr__``, 2x slower, and a 1 GB trace has 76,800 of them."""
     out = []
+    unfrozen = _unfrozen()
     for name_group, values in zip(names, table.tolist(), strict=True):
-        inst = _Unfrozen(*name_group, *values)
+        inst = unfrozen(*name_group, *values)
         inst.__class__ = RegionInstance  # type: ignore[assignment]  # the same slots
         out.append(inst)
     return out
