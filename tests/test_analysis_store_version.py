@@ -37,6 +37,7 @@ FINGERPRINTS = {
     4: "90b4261d20d2b82a9868a6db0ba4787e6277e71e83e0e7a8b52cbd4368744766",  # + CRC-32 per array
     5: "5f924edb9c329f3c9e541f51b9f70bbe3b60ecdbd6b03114f1ec1d98617ca29a",  # c10d ranges not ops
     6: "66925a5f80b74de5be73056f0798034f03f61a12f887aee41e751c44da4e803d",  # flows: innermost slice
+    7: "9ef6d4f9aef3bbdad0d0c38f90d8c791cdce05f414ef40c70fc27cf87aaafb99",  # steps: whole process
 }
 """ANALYSIS_VERSION -> fingerprint of the stored parts of the reference trace."""
 

@@ -26,6 +26,7 @@ from profiling.analysis.regions import (
     region_rows,
 )
 from profiling.analysis.stats import trace_stats
+from profiling.analysis.step_scope import query_lanes
 from profiling.analysis.stored_regions import StoredRegions
 from profiling.trace.loader import load_trace
 from profiling.trace.model import Kind, Trace
@@ -40,7 +41,7 @@ def reference_instances_at(trace: Trace, links: Links, rows: np.ndarray) -> list
     start = trace.ts_ns[rows]
     end = start + trace.dur_ns[rows]
     lane = trace.lane[rows].astype(np.int64)
-    lo, hi = links.launch_range(lane, start, end)
+    lo, hi = links.launch_range(query_lanes(trace, links.by_launch_lane, rows), start, end)
     gpu = links.by_launch
     gk = trace.kind[gpu]
     zero = np.zeros(1, dtype=np.int64)

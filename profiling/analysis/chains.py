@@ -11,7 +11,8 @@ Python: a millisecond per region instance, 50 s for the 38,400 instances of a
 * ``instance_launches``: for many region instances at once, each instance's GPU
   rows in GPU start order and each row's chain *inside* that instance, cut
   exactly where ``launch_chain(..., within=instance.row)`` stops: at the first op
-  that is not inside the instance's CPU range on its thread, or at the
+  that is not inside the instance's CPU range on its thread (a profiler step's:
+  on a thread of its process, ``step_scope``), or at the
   instance's own row (kept only for an op region, not an annotation or a step).
 
 Both give the rows ``launch_chain`` gives, in its order (outermost op first,
@@ -29,6 +30,7 @@ import numpy as np
 from profiling.analysis.links import Links, OpTree
 from profiling.analysis.ranges import concat_ranges, range_owner
 from profiling.analysis.regions import STEP_PREFIX, RegionInstance
+from profiling.analysis.step_scope import scopes
 from profiling.analysis.stored_regions import instance_column
 from profiling.trace.model import Kind, Trace
 
@@ -133,8 +135,9 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     pair = range_owner(lo, hi)  # entry of ``rows`` each op belongs to
     op = chains.ops[pos]
     o = owner[pair]
-    inside = ((trace.lane[op] == w_lane[o]) & (trace.ts_ns[op] >= w_start[o])
-              & (trace.ts_ns[op] + trace.dur_ns[op] <= w_end[o]))
+    scope = scopes(trace, w_lane, steps)  # a step's ops: on any thread of its process
+    inside = ((scopes(trace, trace.lane[op], steps[o]) == scope[o])
+              & (trace.ts_ns[op] >= w_start[o]) & (trace.ts_ns[op] + trace.dur_ns[op] <= w_end[o]))
     is_within = op == within[o]
     bad = ~inside | is_within
     # bad ops before each op within its own chain (chains are contiguous runs of ``pair``)

@@ -30,6 +30,7 @@ import numpy as np
 
 from profiling.analysis.links import Links, OpTree
 from profiling.analysis.regions import STEP_PREFIX
+from profiling.analysis.step_scope import scopes
 from profiling.trace.model import NO_ID, Kind, Trace
 
 ATTRIBUTIONS = ("external_id", "nesting", "none")
@@ -69,11 +70,11 @@ def launch_chain(trace: Trace, links: Links, ops: OpTree, gpu_row: int,
         return ()
     chain = [call]
     if within >= 0:
-        lane = int(trace.lane[within])
+        step = trace.name(within).startswith(STEP_PREFIX)  # its ops: any thread of its
+        scope = int(scopes(trace, trace.lane[[within]], np.array([step]))[0])  # process
         start = int(trace.ts_ns[within])
         end = start + int(trace.dur_ns[within])
-        keeps_itself = (int(trace.kind[within]) == int(Kind.CPU_OP)
-                        and not trace.name(within).startswith(STEP_PREFIX))
+        keeps_itself = int(trace.kind[within]) == int(Kind.CPU_OP) and not step
     op = int(links.op[gpu_row])
     while op >= 0:
         if within >= 0:
@@ -81,7 +82,8 @@ def launch_chain(trace: Trace, links: Links, ops: OpTree, gpu_row: int,
                 if keeps_itself:
                     chain.append(op)
                 break
-            inside = (int(trace.lane[op]) == lane and int(trace.ts_ns[op]) >= start
+            op_scope = int(scopes(trace, trace.lane[[op]], np.array([step]))[0])
+            inside = (op_scope == scope and int(trace.ts_ns[op]) >= start
                       and int(trace.ts_ns[op]) + int(trace.dur_ns[op]) <= end)
             if not inside:
                 break

@@ -27,6 +27,7 @@ import numpy as np
 
 from profiling.analysis.async_events import async_rows
 from profiling.analysis.nesting import Nesting, innermost_containing, nest
+from profiling.analysis.step_scope import with_process_sections
 from profiling.trace.model import GPU_KINDS, NO_ID, Kind, LaneKind, Trace
 
 FLOW_CATEGORIES = frozenset({"ac2g", "async_gpu", "async"})
@@ -52,7 +53,9 @@ class Links:
     ``gpu_rows`` holds every GPU row, ``orphans`` those with no launch.
     ``by_launch`` holds the linked GPU rows ordered by (launch lane, launch
     start, GPU start), so "everything launched from lane L between t0 and t1"
-    is one contiguous slice of it (see ``launched_in``).
+    is one contiguous slice of it (see ``launched_in``); then, for a process that
+    launches from several lanes, its launches again under a lane number past the
+    real ones, for its profiler steps (``step_scope``).
     """
 
     launch: np.ndarray
@@ -209,7 +212,7 @@ def link_gpu_events(trace: Trace, ops: OpTree | None = None) -> Links:
 
     calls = launch[linked]
     order = np.lexsort((trace.ts_ns[linked], trace.ts_ns[calls], trace.lane[calls]))
-    by_launch = linked[order]
+    by_launch, by_lane, by_ts = with_process_sections(trace, linked[order], launch)
     return Links(
         launch=launch,
         op=op,
@@ -217,8 +220,8 @@ def link_gpu_events(trace: Trace, ops: OpTree | None = None) -> Links:
         gpu_rows=gpu_rows,
         orphans=gpu_rows[launch[gpu_rows] < 0],
         by_launch=by_launch,
-        by_launch_lane=trace.lane[launch[by_launch]].astype(np.int64),
-        by_launch_ts=trace.ts_ns[launch[by_launch]],
+        by_launch_lane=by_lane,
+        by_launch_ts=by_ts,
     )
 
 

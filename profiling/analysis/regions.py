@@ -2,8 +2,8 @@
 
 A region is a name (``attn_fwd``, ``ProfilerStep#3``, any user name); an
 instance is one annotation slice on one CPU thread.  Its GPU events are those
-*launched* from inside its CPU range on its own thread (the launching runtime
-call starts in [start, end) on the same lane, by ``Links``), not those that
+*launched* from inside its CPU range on its own thread (a profiler step: on any
+thread of its process, ``step_scope``; the call starts in [start, end)), not those that
 merely run during it on the GPU: a kernel enqueued inside ``attn_fwd`` belongs
 to it even when it runs long after the CPU has left.  The GPU-side
 ``gpu_user_annotation`` (same ``External id``) is kept as a cross-check only.
@@ -30,6 +30,7 @@ import numpy as np
 from profiling.analysis.async_events import async_rows
 from profiling.analysis.links import Links
 from profiling.analysis.ranges import concat_ranges, range_owner
+from profiling.analysis.step_scope import query_lanes
 from profiling.trace.model import NO_ID, Kind, Trace
 
 STEP_PREFIX = "ProfilerStep#"
@@ -306,7 +307,7 @@ def instance_table_at(trace: Trace, links: Links, rows: np.ndarray) -> np.ndarra
     start = trace.ts_ns[rows]
     end = start + trace.dur_ns[rows]
     lane = trace.lane[rows].astype(np.int64)
-    lo, hi = links.launch_range(lane, start, end)
+    lo, hi = links.launch_range(query_lanes(trace, links.by_launch_lane, rows), start, end)
 
     gpu = links.by_launch
     gk = trace.kind[gpu]
