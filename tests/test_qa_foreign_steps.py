@@ -116,3 +116,16 @@ def test_real_training_steps_hold_their_backward():
         assert inst.device_ns == int(trace.dur_ns[inside].sum())
     ids = [f["id"] for f in _cli_json("findings", str(MI300))["findings"]]
     assert "launch-bound" not in ids and "gpu-idle-gaps" not in ids
+
+
+def test_what_a_step_launched_is_its_instance_s_gpu_work(write_trace):
+    """The timeline's links (an annotation marks the GPU work it launched, ``f`` fits
+    it) ask ``Links.launched_in``: a step answers with its whole process's work."""
+    trace = load_trace(write_trace(_training_step()))
+    a = AnalysedTrace(trace)
+    step = a.instances("ProfilerStep*")[0]
+    names = [trace.name(int(r)) for r in a.links.launched_in(trace, step.row)]
+    assert names == [trace.name(int(r)) for r in step.gpu_rows(trace, a.links)]
+    assert "bwd_kernel" in names
+    attn = a.instances("attn_fwd")[0]
+    assert [trace.name(int(r)) for r in a.links.launched_in(trace, attn.row)] == ["fwd_kernel"]

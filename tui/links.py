@@ -16,6 +16,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.links import Links
+from profiling.analysis.step_scope import query_lanes
 from profiling.trace.model import GPU_KINDS, Kind
 from tui.names import clip, visible
 
@@ -175,7 +176,8 @@ class LinkLookup:
         a, t = self.analysis, self.trace
         start = int(t.ts_ns[row])
         end = start + max(int(t.dur_ns[row]), 1)
-        lo, hi = a.launch_range(np.array([int(t.lane[row])]), np.array([start]), np.array([end]))
+        lanes = query_lanes(t, a.by_launch_lane, np.array([row]))  # a step: its process's
+        lo, hi = a.launch_range(lanes, np.array([start]), np.array([end]))
         return a.by_launch[int(lo[0]) : int(hi[0])]
 
     def gpu_of(self, row: int) -> np.ndarray:

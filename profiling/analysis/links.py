@@ -27,7 +27,7 @@ import numpy as np
 
 from profiling.analysis.async_events import async_rows
 from profiling.analysis.nesting import Nesting, innermost_containing, nest
-from profiling.analysis.step_scope import with_process_sections
+from profiling.analysis.step_scope import query_lanes, with_process_sections
 from profiling.trace.model import GPU_KINDS, NO_ID, Kind, LaneKind, Trace
 
 FLOW_CATEGORIES = frozenset({"ac2g", "async_gpu", "async"})
@@ -108,11 +108,12 @@ class Links:
 
     def launched_in(self, trace: Trace, row: int) -> np.ndarray:
         """GPU rows launched from inside CPU row ``row`` (an op, annotation or
-        runtime call) on its own thread, in GPU start order."""
-        lane = int(trace.lane[row])
+        runtime call) on its own thread (a profiler step: on any thread of its
+        process, ``step_scope``), in GPU start order."""
+        lane = query_lanes(trace, self.by_launch_lane, np.array([row]))
         start = int(trace.ts_ns[row])
         end = start + max(int(trace.dur_ns[row]), 1)
-        lo, hi = self.launch_range(np.array([lane]), np.array([start]), np.array([end]))
+        lo, hi = self.launch_range(lane, np.array([start]), np.array([end]))
         rows = self.by_launch[int(lo[0]) : int(hi[0])]
         return rows[np.argsort(trace.ts_ns[rows], kind="stable")]
 
