@@ -36,6 +36,7 @@ FINGERPRINTS = {
     9: "ad50c5c3ce396d77b4cc9da0f1c100322d51352d8eabfe70e050e14b1f0fba74",  # thread/stream split
     10: "966599df2c5ba0d60304d5eb38fd7a4353402985e8a9719f7d354a47c490e8c0",  # op_input column
     11: "dfa6b1e58eef96e2379808c686555a02874f08746059199ad69f2789854d8a6a",  # driver launches
+    12: "0d983bfab3d342a51244a1fd6c8e0f491f4a28acd3fca1b091304a631a20965d",  # op before its call
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 
@@ -70,10 +71,17 @@ ADDED_11 = [
     {"ph": "X", "cat": "xpu_driver", "name": "zeCommandListAppendLaunchKernel", "pid": 1,
      "tid": 9, "ts": 302, "dur": 1, "args": {"correlation": 77}},
 ]
-INDEX_TEXT = _reference(ADDED + ADDED_9 + ADDED_11)
+ADDED_12 = [
+    # An op made of one launch, the call written first: the op is the parent since 12.
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 9,
+     "ts": 310, "dur": 3, "args": {"correlation": 78, "External id": 42}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::fill_", "pid": 1, "tid": 9, "ts": 310,
+     "dur": 3, "args": {"External id": 42}},
+]
+INDEX_TEXT = _reference(ADDED + ADDED_9 + ADDED_11 + ADDED_12)
 """What the index fingerprint is taken of: the reference trace with ``ADDED`` (from
-version 8 on), ``ADDED_9`` (from 9 on) and ``ADDED_11`` (from 11 on); the
-fingerprints before 8 are of ``REFERENCE_TEXT``."""
+version 8 on), ``ADDED_9`` (from 9 on), ``ADDED_11`` (from 11 on) and ``ADDED_12``
+(from 12 on); the fingerprints before 8 are of ``REFERENCE_TEXT``."""
 
 
 def schema() -> dict[str, object]:

@@ -30,6 +30,9 @@ _PHASE_KIND = {
 _PHASE_TABLE = np.full(256, Kind.OTHER, dtype=np.uint8)
 for _letter, _kind in _PHASE_KIND.items():
     _PHASE_TABLE[ord(_letter)] = _kind
+_NESTS = np.zeros(256, dtype=np.int8)  # row_order's ``nests``: 1 holds ops, 2 a leaf
+_NESTS[[Kind.CPU_OP, Kind.USER_ANNOTATION]] = 1
+_NESTS[Kind.RUNTIME] = 2
 _SLICE_TABLE = np.zeros(256, dtype=bool)
 for _letter in "XBE":
     _SLICE_TABLE[ord(_letter)] = True
@@ -79,7 +82,7 @@ def build_trace(
     lane = lane_remap[lane]
 
     external_id = _merged(chunks, "external_id")  # breaks exact ties: see row_order
-    order = row_order(np.flatnonzero(valid), lane, ts_ns, dur_ns, external_id)
+    order = row_order(np.flatnonzero(valid), lane, ts_ns, dur_ns, external_id, _NESTS[kind])
     del valid
     lane = lane[order].astype(np.int32, copy=False)
     lane_start = np.searchsorted(lane, np.arange(len(lanes) + 1)).astype(np.int64)
@@ -217,6 +220,7 @@ def row_order(
     ts: np.ndarray,
     dur: np.ndarray,
     external_id: np.ndarray | None = None,
+    nests: np.ndarray | None = None,
 ) -> np.ndarray:
     """``rows`` sorted by (lane, ts, -dur), full ties in their given order: what
     ``np.lexsort((-dur, ts, lane))`` gives, in about two thirds of its time.
@@ -233,6 +237,14 @@ def row_order(
     ``aten::detach``/``detach`` swap parent and child (and their self time) in a
     reversed or shuffled file; Kineto numbers a parent op before its children (all 68
     such ties in the real traces are in External id order in the file).
+
+    With ``nests`` (1: an op or annotation, 2: a runtime or driver call, 0: other), a
+    full tie holding an op and a call has its calls after its other rows: a call is
+    never the parent of an op.  An op made of one launch
+    can start and end with it (at microsecond resolution), and the call carries the
+    op's External id, so only file order told them apart, and a call written first
+    took the op as its child (in a shuffled file ``table`` lost the op's device
+    time).  torch's own event list holds the ops before the runtime calls.
     """
     if rows.size < 2:
         return rows
@@ -241,11 +253,13 @@ def row_order(
     width = int(times.max()) - base + 1
     if (int(lanes.max()) + 1) * width >= 2**62:
         ordered = rows[np.lexsort((-dur[rows], times, lanes))]
-        if external_id is None:
+        if external_id is None and nests is None:
             return ordered
         same = (lane[ordered][1:] == lane[ordered][:-1]) & (ts[ordered][1:] == ts[ordered][:-1])
         group = np.cumsum(np.concatenate(([True], ~same)))
-        return _external_id_first(ordered, group, dur[ordered], external_id[ordered])
+        if external_id is not None:
+            ordered = _external_id_first(ordered, group, dur[ordered], external_id[ordered])
+        return _leaves_last(ordered, group, dur[ordered], None if nests is None else nests[ordered])
     key = lanes * width + (times - base)
     order = np.argsort(key, kind="stable")
     tie = key[order[1:]] == key[order[:-1]]
@@ -267,6 +281,8 @@ def row_order(
         if external_id is not None:
             tied_rows = rows[tied]
             tied = _external_id_first(tied, group, dur[tied_rows], external_id[tied_rows])
+        if nests is not None:
+            tied = _leaves_last(tied, group, dur[rows[tied]], nests[rows[tied]])
         order[at] = tied
     return rows[order]
 
@@ -291,6 +307,24 @@ def _external_id_first(
     out = tied.copy()
     out[at] = tied[moved]
     return out
+
+
+def _leaves_last(
+    tied: np.ndarray, group: np.ndarray, dur: np.ndarray, nests: np.ndarray | None
+) -> np.ndarray:
+    """``tied`` (sorted by group, then -dur) with the calls (``nests`` 2) of each run of
+    equal (group, dur) that also holds an op (``nests`` 1) moved after its other rows,
+    both in their order (a stable sort); other runs as they are."""
+    if nests is None or not (nests == 2).any() or not (nests == 1).any():
+        return tied
+    same = (group[1:] == group[:-1]) & (dur[1:] == dur[:-1])
+    run = np.cumsum(np.concatenate(([True], ~same)))
+    size = int(run[-1]) + 1
+    mixed = (np.bincount(run, nests == 1, size) > 0) & (np.bincount(run, nests == 2, size) > 0)
+    late = (nests == 2) & mixed[run]
+    if not late.any():
+        return tied
+    return tied[np.lexsort((late, run))]
 
 
 def _depths(
