@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.fixtures.flat_trace import flat_trace
-from tui.tracks import make_track
+from tui.tracks import make_track, start_order
 
 
 def test_argmax_is_the_last_event_that_reached_past_all_before_it() -> None:
@@ -23,3 +23,20 @@ def test_argmax_is_the_last_event_that_reached_past_all_before_it() -> None:
     assert track.argmax.tolist() == ref
     assert track.argmax.dtype == np.int64
     assert len(set(ref)) > 10 and ref != list(range(len(ref)))  # the test can tell
+
+
+def test_start_order_is_lexsort_of_start_then_longest_first() -> None:
+    """``start_order`` (a stable sort of the starts, then ties longest first) orders
+    rows exactly as ``np.lexsort((-dur, ts))``: on sorted runs one after another (a
+    folded group) and on random starts with many ties."""
+    rng = np.random.default_rng(3)
+    runs = [np.sort(rng.integers(0, 50, 40)) for _ in range(5)]
+    cases = [(np.concatenate(runs), rng.integers(0, 4, 200))]
+    for _ in range(200):
+        n = int(rng.integers(0, 60))
+        cases.append((rng.integers(0, int(rng.integers(1, 20)), n),
+                      rng.integers(0, int(rng.integers(1, 5)), n)))
+    for ts, dur in cases:
+        ts, dur = ts.astype(np.int64), dur.astype(np.int64)
+        assert np.array_equal(start_order(ts, dur), np.lexsort((-dur, ts)))
+    assert any(np.any(np.diff(np.sort(ts)) == 0) for ts, _ in cases)  # ties were met

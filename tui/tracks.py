@@ -58,7 +58,7 @@ def make_track(trace: Trace, rows: np.ndarray, origin: int, *, with_special: boo
     sorted_rows = bool(rows.size < 2 or np.all(rows[1:] > rows[:-1]))
     ts_i = trace.ts_ns[rows]
     if rows.size > 1 and not (sorted_rows and np.all(ts_i[1:] >= ts_i[:-1])):
-        order = np.lexsort((-trace.dur_ns[rows], ts_i))
+        order = start_order(ts_i, trace.dur_ns[rows])
         rows = rows[order]
         ts_i = ts_i[order]
         sorted_rows = bool(np.all(rows[1:] > rows[:-1]))
@@ -83,6 +83,23 @@ def make_track(trace: Trace, rows: np.ndarray, origin: int, *, with_special: boo
         if mask.any():
             special = make_track(trace, rows[mask], origin, with_special=False)
     return Track(rows, ts, end, maxend, argmax, special, sorted_rows)
+
+
+def start_order(ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """The order of (start, longest first): ``np.lexsort((-dur, ts))``, computed as a
+    stable sort of the starts alone, then the few equal starts put longest first.
+
+    A folded group's rows are its lanes' sorted runs one after another, which a
+    stable sort (timsort) merges in O(n log runs); lexsort sorted them from scratch:
+    3.1 s against 0.25 s for 8 runs of 1.5 M starts, on the first frame of a job.
+    """
+    order = np.argsort(ts, kind="stable")
+    start = ts[order]
+    tie = np.flatnonzero(start[1:] == start[:-1])
+    if tie.size:
+        at = np.unique(np.concatenate((tie, tie + 1)))  # positions inside runs of equal starts
+        order[at] = order[at[np.lexsort((-dur[order[at]], start[at]))]]
+    return order
 
 
 @dataclass
