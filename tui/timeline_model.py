@@ -92,11 +92,14 @@ class TimelineModel(LaneArrangement):  # LaneArrangement: pin, hide, restore, fo
     # ---- tracks and cells ----
 
     def track(self, spec: RowSpec) -> Track | None:
-        if spec.kind == "group":
-            return self.cache.group(spec.group) if spec.folded else None
-        if spec.lane < 0:  # the pinned lanes' header
-            return None
-        return self.cache.lane(spec.lane, spec.depth)
+        key = track_key(spec)
+        return None if key is None else self.cache.build(key)
+
+    def prefetch(self, first: int, last: int) -> None:
+        """Build the tracks of screen rows ``first``..``last`` at once, on threads
+        (``TrackCache.prefetch``): what the next frame draws one row at a time."""
+        keys = [track_key(spec) for spec in self.rows[max(first, 0) : max(last, 0)]]
+        self.cache.prefetch([k for k in keys if k is not None])
 
     def row_cells(self, index: int) -> Cells | None:
         spec = self.rows[index]
@@ -321,3 +324,13 @@ class TimelineModel(LaneArrangement):  # LaneArrangement: pin, hide, restore, fo
         if width != self.viewport.width:
             self.viewport.resize(width)
             self.version += 1
+
+
+def track_key(spec: RowSpec) -> tuple | None:
+    """The ``TrackCache`` key of a screen row's track; None for rows with none (an
+    open process's header, the pinned lanes' header)."""
+    if spec.kind == "group":
+        return ("group", spec.group) if spec.folded else None
+    if spec.lane < 0:  # the pinned lanes' header
+        return None
+    return ("lane", spec.lane, spec.depth)

@@ -20,7 +20,10 @@ track drawn over the first so a copy is never hidden by its neighbours.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -293,6 +296,24 @@ class TrackCache:
             self._tracks[key] = track
         return track
 
+    def prefetch(self, keys: list[tuple]) -> None:
+        """Build the tracks of ``keys`` (``("lane", lane, depth)``, ``("group", g)``)
+        that are not built yet, on a few threads, lanes first (a group's track is made
+        from its lanes').  Their work is numpy, which releases the GIL, and a first
+        screen of folded lanes and devices (a job: every rank's) is dozens of tracks
+        over millions of rows, built one after another by ``render_line`` otherwise."""
+        groups = [k for k in keys if k[0] == "group"]
+        lanes = [k for k in keys if k[0] == "lane"]
+        lanes += [("lane", lane, None) for k in groups for lane in self.trace.groups[k[1]].lanes]
+        for batch in (lanes, groups):
+            todo = list(dict.fromkeys(k for k in batch if k not in self._tracks))
+            if len(todo) > 1:
+                list(_pool().map(self.build, todo))
+
+    def build(self, key: tuple) -> Track:
+        """The track of ``key`` (see ``prefetch``), built if needed."""
+        return self.lane(key[1], key[2]) if key[0] == "lane" else self.group(key[1])
+
     def group(self, group: int) -> Track:
         """A folded process or device: the union of its lanes' summaries."""
         key = ("group", group)
@@ -303,3 +324,10 @@ class TrackCache:
             track = make_track(self.trace, rows, self.origin)
             self._tracks[key] = track
         return track
+
+
+@cache
+def _pool() -> ThreadPoolExecutor:
+    """The threads ``TrackCache.prefetch`` builds on (made on first use, kept)."""
+    return ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1),
+                              thread_name_prefix="attn-tui tracks")

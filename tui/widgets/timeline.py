@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -126,6 +126,14 @@ class Timeline(ReportsErrors, MarkKeys, LaneKeys, TimelineStyles, ScrollView, ca
         end in a separator where they touch."""
         app = self.app
         return low_colour(bool(app.no_color), app.console.color_system, app.is_headless)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        top = int(self.scroll_y) + crop.y
+        try:  # the rows' tracks at once, on threads; render_line builds any left
+            self.model.prefetch(top, top + crop.height)
+        except Exception:  # noqa: BLE001 - render_line meets it again, and reports it
+            pass
+        return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
         self._theme_key = self.app.theme
