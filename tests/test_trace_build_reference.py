@@ -18,6 +18,7 @@ from profiling.trace.columns import (
     _kinds,
     _pair_begin_end,
     _remap,
+    _streams_from_lanes,
     _usable_rows,
 )
 from profiling.trace.kinds import copy_kinds_by_name, device_types
@@ -82,6 +83,8 @@ def reference_build(
         item.events = hi - lo
         item.max_depth = int(depth[lo:hi].max()) if hi > lo else 0
 
+    stream = col["stream"][order]
+    _streams_from_lanes(stream, kind, lane_sorted, lanes)  # a rule added since (its own test)
     return Trace(
         path=path,
         n_entries=sum(c.n_entries for c in chunks),
@@ -96,7 +99,7 @@ def reference_build(
         depth=depth,
         correlation=col["correlation"][order],
         external_id=col["external_id"][order],
-        stream=col["stream"][order],
+        stream=stream,
         op_input=col["op_input"][order],
         source_index=source_index[order],
         lanes=lanes,

@@ -37,6 +37,7 @@ FINGERPRINTS = {
     10: "966599df2c5ba0d60304d5eb38fd7a4353402985e8a9719f7d354a47c490e8c0",  # op_input column
     11: "dfa6b1e58eef96e2379808c686555a02874f08746059199ad69f2789854d8a6a",  # driver launches
     12: "0d983bfab3d342a51244a1fd6c8e0f491f4a28acd3fca1b091304a631a20965d",  # op before its call
+    13: "0d983bfab3d342a51244a1fd6c8e0f491f4a28acd3fca1b091304a631a20965d",  # stream from the lane
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 

@@ -48,10 +48,11 @@ from profiling.trace.cache_store import (
 from profiling.trace.model import DeviceType, Group, Kind, Lane, Trace
 from profiling.trace.textblocks import write_blocks
 
-LOADER_VERSION = 12  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
+LOADER_VERSION = 13  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
 # 10: op_input (the input dtypes of compute and cast ops, read while decoding);
 # 11: xpu_driver / privateuse1_driver calls are runtime calls (they launch kernels);
-# 12: in an exact (lane, ts, dur) tie a runtime call goes after the op (row order)
+# 12: in an exact (lane, ts, dur) tie a runtime call goes after the op (row order);
+# 13: a GPU event with no stream arg takes its lane's tid as its stream
 """Bump when the model or the loader changes what it produces."""
 
 MIN_CACHE_BYTES = 4 << 20

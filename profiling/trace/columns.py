@@ -16,7 +16,7 @@ import numpy as np
 from profiling.trace.chunk import Chunk
 from profiling.trace.kinds import category_kinds, copy_kinds_by_name, device_types
 from profiling.trace.lanes import build_lanes, split_mixed_lanes
-from profiling.trace.model import ArgsSource, Kind, Trace
+from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace
 from profiling.trace.times import LIMIT_NS, NOT_A_NUMBER, OK
 
 _PHASE_KIND = {
@@ -94,6 +94,7 @@ def build_trace(
         item.max_depth = int(depth[lo:hi].max()) if hi > lo else 0
     names, cats, ph, device = names[order], cats[order], ph[order], device[order]
     sorted_columns = {key: _merged(chunks, key)[order] for key in _SORTED_LAST}
+    _streams_from_lanes(sorted_columns["stream"], kind, lane, lanes)
     entries = [np.asarray(first, dtype=np.int64) for first in entry_starts]
     source_index = _merged(chunks, "entry", offsets=entries).astype(np.int64, copy=False)[order]
     return Trace(
@@ -143,6 +144,18 @@ def _merged(
             part = part + offsets[i]
         parts.append(part)
     return np.concatenate(parts)
+
+
+def _streams_from_lanes(stream: np.ndarray, kind: np.ndarray, lane: np.ndarray,
+                        lanes: list[Lane]) -> None:
+    """A GPU event with no ``stream`` arg gets its lane's tid (in place): Kineto writes
+    the stream as the tid of every device event, so the tid says it where a writer
+    left the arg out, and a kernel's stream is then one fact, not null in one place
+    and a lane in another."""
+    missing = np.flatnonzero((stream == NO_ID) & np.isin(kind, GPU_KINDS))
+    if missing.shape[0]:
+        tids = [x.tid if type(x.tid) is int else NO_ID for x in lanes]
+        stream[missing] = np.array(tids, dtype=np.int64)[lane[missing]]
 
 
 def _usable_rows(col: dict[str, np.ndarray], warnings: list[str]) -> np.ndarray:
