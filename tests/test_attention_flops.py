@@ -10,6 +10,7 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.attention_flops import (
     AttentionShape,
     attention_work,
+    causal_scores,
     config_region,
     config_variant,
     shape_from_config,
@@ -207,3 +208,38 @@ def test_trace_device_name_by_index_and_fallbacks() -> None:
     stored = {"attn_tui": {"environment": {"gpu": "NVIDIA H200"}}}
     assert trace_device_name(stored) == "NVIDIA H200"
     assert trace_device_name({"deviceProperties": "junk"}) is None
+
+
+def test_causal_scores_follow_the_masks_alignment() -> None:
+    """A causal mask keeps a triangle of the scores: half of a square one; with fewer
+    queries than keys, torch's top-left mask keeps ``Sq^2/2`` and FlashAttention's
+    bottom-right one ``Sq*Sk - Sq^2/2`` (a decode step sees every key)."""
+    assert causal_scores(1024, 1024) == causal_scores(1024, 1024, True) == 1024 * 1024 / 2
+    assert causal_scores(1, 4096) == 0.5 and causal_scores(1, 4096, True) == 4096 - 0.5
+    assert causal_scores(256, 1024) == 256 * 256 / 2
+    assert causal_scores(256, 1024, True) == 256 * 1024 - 256 * 256 / 2
+    assert causal_scores(1024, 256) == 1024 * 256 - 256 * 256 / 2  # more queries than keys
+    assert causal_scores(1024, 256, True) == 256 * 256 / 2
+    # brute force: count the kept (query, key) pairs, compare up to the triangle's diagonal
+    for sq, sk in ((7, 19), (19, 7), (12, 12)):
+        top_left = sum(min(i + 1, sk) for i in range(sq))
+        bottom_right = sum(min(max(i + sk - sq + 1, 0), sk) for i in range(sq))
+        assert abs(causal_scores(sq, sk) - top_left) <= min(sq, sk) / 2
+        assert abs(causal_scores(sq, sk, True) - bottom_right) <= min(sq, sk) / 2
+
+
+def test_flash_attn_decode_counts_every_key() -> None:
+    """One query over 4,096 keys: flash_attn's causal flag (bottom-right) keeps every
+    key, so the count is the dense one less half a score, not half of it."""
+    args = {"Input Dims": [[2, 1, 8, 64], [2, 4096, 8, 64], [2, 4096, 8, 64]] + [[]] * 5,
+            "Concrete Inputs": ["", "", "", "0.", "0.125", "True", "", ""]}
+    shape = shape_from_op("flash_attn::_flash_attn_forward", args)
+    assert shape is not None and shape.causal is True and shape.bottom_right
+    assert shape.flops() == 2.0 * 16 * (4096 - 0.5) * 128
+    eff = {"Input Dims": [[2, 1, 4, 64], [2, 512, 4, 64], [2, 512, 4, 64]] + [[]] * 7,
+           "Concrete Inputs": [""] * 9 + ["2"]}  # custom_mask_type 2: CausalFromBottomRight
+    shape = shape_from_op("aten::_efficient_attention_forward", eff)
+    assert shape is not None and shape.causal is True and shape.bottom_right
+    sdpa = shape_from_op(SDPA, _sdpa_args([[2, 8, 1, 64], [2, 8, 4096, 64], [2, 8, 4096, 64]]))
+    assert sdpa is not None and not sdpa.bottom_right  # torch's is_causal: top left
+    assert sdpa.flops() == 2.0 * 16 * 0.5 * 128

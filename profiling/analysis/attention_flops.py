@@ -67,6 +67,7 @@ class AttentionShape:
     heads: int | None = None
     kind: str = "shapes"  # where it was read: config | shapes | matmul_shapes
     executes_dense: bool = False  # unfused matmuls: every score is computed, masked or not
+    bottom_right: bool = False  # causal mask aligned to the last key (FlashAttention's)
 
     def convention(self) -> str | None:
         """``causal`` (useful FLOPs, half the scores), ``dense`` (every score), or None
@@ -82,8 +83,23 @@ class AttentionShape:
         convention = self.convention()
         if convention is None:
             return None
-        full = 2.0 * self.batch_heads * self.seq_q * self.seq_k * (self.head_dim + self.head_dim_v)
-        return self.calls * (full / 2.0 if convention == "causal" else full)
+        scores = float(self.seq_q * self.seq_k)
+        if convention == "causal":
+            scores = causal_scores(self.seq_q, self.seq_k, self.bottom_right)
+        return self.calls * 2.0 * self.batch_heads * scores * (self.head_dim + self.head_dim_v)
+
+
+def causal_scores(seq_q: int, seq_k: int, bottom_right: bool = False) -> float:
+    """The scores a causal mask keeps, as the area of its triangle (so half of a
+    square one, the usual convention).  torch's ``is_causal`` aligns the mask to the
+    top left (query ``i`` sees keys up to ``i``); FlashAttention's to the bottom
+    right (up to ``i + seq_k - seq_q``): a decode step (one query, ``seq_k`` keys)
+    then sees every key, where half of ``seq_q * seq_k`` would count half of them."""
+    if bottom_right:
+        seq_q, seq_k = seq_k, seq_q  # the same triangle, seen from the other corner
+    if seq_q <= seq_k:
+        return seq_q * seq_q / 2.0
+    return seq_q * seq_k - seq_k * seq_k / 2.0
 
 
 @dataclass(frozen=True)
@@ -91,6 +107,7 @@ class _OpSpec:
     layout: str  # "bhsd": [..., S, D]; "bshd": [B, S, H, D]
     causal_at: int | None  # index of is_causal in Concrete Inputs
     mask_type: bool = False  # causal given as custom_mask_type (0 none, 1/2 causal)
+    bottom_right: bool = False  # its causal mask is aligned to the last key (FlashAttention)
 
 
 ATTENTION_OPS: dict[str, _OpSpec] = {
@@ -102,9 +119,9 @@ ATTENTION_OPS: dict[str, _OpSpec] = {
     "aten::_scaled_dot_product_cudnn_attention": _OpSpec("bhsd", 6),
     "aten::_flash_attention_forward": _OpSpec("bshd", 8),
     "aten::_efficient_attention_forward": _OpSpec("bshd", 9, mask_type=True),
-    "flash_attn::_flash_attn_forward": _OpSpec("bshd", 5),
+    "flash_attn::_flash_attn_forward": _OpSpec("bshd", 5, bottom_right=True),
     "flash_attn_3::fwd": _OpSpec("bshd", None),
-    "attn_tui::flash_attn_fwd": _OpSpec("bshd", 4),
+    "attn_tui::flash_attn_fwd": _OpSpec("bshd", 4, bottom_right=True),
 }
 """Attention ops whose ``Input Dims`` give the shape: layout of q/k/v and where is_causal is."""
 
@@ -118,10 +135,16 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _flag(concrete: Any, index: int | None, mask_type: bool) -> bool | None:
+def _text_at(concrete: Any, index: int | None) -> str | None:
     if index is None or not isinstance(concrete, list) or index >= len(concrete):
         return None
-    text = str(concrete[index]).strip()
+    return str(concrete[index]).strip()
+
+
+def _flag(concrete: Any, index: int | None, mask_type: bool) -> bool | None:
+    text = _text_at(concrete, index)
+    if text is None:
+        return None
     if mask_type:
         return {"0": False, "1": True, "2": True}.get(text)
     return {"True": True, "False": False, "1": True, "0": False}.get(text)
@@ -196,12 +219,16 @@ def shape_from_op(name: str, args: dict[str, Any]) -> AttentionShape | None:
         seq_k, dim_v = k[-2], v[-1]
         batch = q[0] if len(q) == 4 else None
         heads = q[1] if len(q) == 4 else None
-    causal = _flag(args.get("Concrete Inputs"), spec.causal_at, spec.mask_type)
+    concrete = args.get("Concrete Inputs")
+    causal = _flag(concrete, spec.causal_at, spec.mask_type)
+    # custom_mask_type 2 is CausalFromBottomRight (the efficient kernel's own flag)
+    mask_type = _text_at(concrete, spec.causal_at) if spec.mask_type else None
+    bottom_right = spec.bottom_right or mask_type == "2"
     batch_heads = batch * heads if spec.layout == "bshd" else math.prod(q[:-2])
     return AttentionShape(
         batch_heads=batch_heads, seq_q=seq_q, seq_k=seq_k, head_dim=dim, head_dim_v=dim_v,
         causal=causal, dtype=_tensor_dtype(args.get("Input type")),
-        source=f"input shapes of {name}", batch=batch, heads=heads,
+        source=f"input shapes of {name}", batch=batch, heads=heads, bottom_right=bottom_right,
     )
 
 
