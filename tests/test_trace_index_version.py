@@ -37,7 +37,7 @@ FINGERPRINTS = {
     10: "966599df2c5ba0d60304d5eb38fd7a4353402985e8a9719f7d354a47c490e8c0",  # op_input column
     11: "dfa6b1e58eef96e2379808c686555a02874f08746059199ad69f2789854d8a6a",  # driver launches
     12: "0d983bfab3d342a51244a1fd6c8e0f491f4a28acd3fca1b091304a631a20965d",  # op before its call
-    13: "0d983bfab3d342a51244a1fd6c8e0f491f4a28acd3fca1b091304a631a20965d",  # stream from the lane
+    13: "6b932dbad259abc9e56b0dadeab7825a52620afe76943871c4ad8e1c51f48b57",  # stream from the lane
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 
@@ -79,10 +79,16 @@ ADDED_12 = [
     {"ph": "X", "cat": "cpu_op", "name": "aten::fill_", "pid": 1, "tid": 9, "ts": 310,
      "dur": 3, "args": {"External id": 42}},
 ]
-INDEX_TEXT = _reference(ADDED + ADDED_9 + ADDED_11 + ADDED_12)
+ADDED_13 = [
+    # A kernel written without its stream arg: its lane's tid is its stream since 13.
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 9, "ts": 320, "dur": 2,
+     "args": {"device": 1}},
+]
+INDEX_TEXT = _reference(ADDED + ADDED_9 + ADDED_11 + ADDED_12 + ADDED_13)
 """What the index fingerprint is taken of: the reference trace with ``ADDED`` (from
-version 8 on), ``ADDED_9`` (from 9 on), ``ADDED_11`` (from 11 on) and ``ADDED_12``
-(from 12 on); the fingerprints before 8 are of ``REFERENCE_TEXT``."""
+version 8 on), ``ADDED_9`` (from 9 on), ``ADDED_11`` (from 11 on), ``ADDED_12``
+(from 12 on) and ``ADDED_13`` (from 13 on); the fingerprints before 8 are of
+``REFERENCE_TEXT``."""
 
 
 def schema() -> dict[str, object]:
