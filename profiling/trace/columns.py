@@ -93,8 +93,7 @@ def build_trace(
         item.events = hi - lo
         item.max_depth = int(depth[lo:hi].max()) if hi > lo else 0
     names, cats, ph, device = names[order], cats[order], ph[order], device[order]
-    sorted_columns = {key: _merged(chunks, key)[order] for key in _SORTED_LAST}
-    _streams_from_lanes(sorted_columns["stream"], kind, lane, lanes)
+    sorted_columns = _sorted_last(chunks, order, kind, lane, lanes)
     entries = [np.asarray(first, dtype=np.int64) for first in entry_starts]
     source_index = _merged(chunks, "entry", offsets=entries).astype(np.int64, copy=False)[order]
     return Trace(
@@ -144,6 +143,14 @@ def _merged(
             part = part + offsets[i]
         parts.append(part)
     return np.concatenate(parts)
+
+
+def _sorted_last(chunks: list[Chunk], order: np.ndarray, kind: np.ndarray, lane: np.ndarray,
+                 lanes: list[Lane]) -> dict[str, np.ndarray]:
+    """The columns merged once rows are sorted (``_SORTED_LAST``), streams completed."""
+    columns = {key: _merged(chunks, key)[order] for key in _SORTED_LAST}
+    _streams_from_lanes(columns["stream"], kind, lane, lanes)
+    return columns
 
 
 def _streams_from_lanes(stream: np.ndarray, kind: np.ndarray, lane: np.ndarray,
