@@ -31,7 +31,7 @@ from profiling.analysis.stored_regions import StoredRegions
 from profiling.trace.loader import load_trace
 from profiling.trace.model import Kind, Trace
 from tests.conftest import SAMPLE_TRACES, real_trace_files
-from tests.test_analysis_vectorised import reference_containing
+from tests.test_analysis_vectorised import containing, reference_containing
 
 
 def reference_instances_at(trace: Trace, links: Links, rows: np.ndarray) -> list[RegionInstance]:
@@ -109,8 +109,8 @@ def test_first_open_regions_as_the_objects_were(path: Path) -> None:
     for name in [*want.names(), STEP_GROUP, "no such region"]:
         assert found.select(name) == want.select(name)
     rows = links.gpu_rows
-    assert found.containing(links, rows) == reference_containing(want, links, rows)
-    assert want.containing(links, rows) == reference_containing(want, links, rows)
+    assert containing(found, links, rows) == reference_containing(want, links, rows)
+    assert containing(want, links, rows) == reference_containing(want, links, rows)
     assert found.instances == want.instances
     assert all(type(i) is RegionInstance for i in found.instances)
     # instances_at (attention ops taken as regions) still hands out objects

@@ -65,3 +65,17 @@ def _codes(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.flatnonzero(present).astype(np.int64) + lo, code_of[shifted]
     values, inverse = np.unique(column, return_inverse=True)
     return values, np.asarray(inverse, dtype=np.int64).reshape(-1)
+
+
+def inside_same_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per interval: whether it starts inside an earlier interval of the same ``key``
+    (intervals in start order, longest first on equal starts; an earlier one of the
+    same start and length counts as enclosing it).  One pass per distinct key."""
+    inside = np.zeros(key.shape[0], dtype=bool)
+    order = np.argsort(key, kind="stable")  # start order kept within each key
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    for part in np.split(order, bounds):
+        if part.shape[0] > 1:
+            reach = np.maximum.accumulate(end[part])  # furthest end so far
+            inside[part[1:]] = start[part[1:]] < reach[:-1]
+    return inside

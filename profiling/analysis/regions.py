@@ -29,7 +29,7 @@ import numpy as np
 
 from profiling.analysis.async_events import async_rows
 from profiling.analysis.links import Links
-from profiling.analysis.ranges import concat_ranges, range_owner
+from profiling.analysis.ranges import concat_ranges, inside_same_key, range_owner
 from profiling.analysis.step_scope import query_lanes
 from profiling.trace.model import NO_ID, Kind, Trace
 
@@ -180,21 +180,12 @@ class Regions:
             t[5] += i.memsets
         return [RegionSummary.from_totals(name, *t) for name, t in totals.items()]
 
-    def containing(self, links: Links, gpu_rows: np.ndarray) -> list[list[str]]:
-        """For each GPU row, the group keys of the instances it was launched in
-        (outermost first, each once)."""
-        out: list[list[str]] = [[] for _ in range(gpu_rows.shape[0])]
-        at, group, names = self.containing_pairs(links, gpu_rows)
-        for j, g in zip(at.tolist(), group.tolist(), strict=True):
-            out[j].append(names[g])
-        return out
-
     def containing_pairs(
         self, links: Links, gpu_rows: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """``containing`` as flat arrays: (position in ``gpu_rows``, group code) pairs
-        in its order (by position, then outermost first, each group once), and the
-        group keys the codes index."""
+        """For each GPU row, the group keys of the instances it was launched in, as flat
+        arrays: (position in ``gpu_rows``, group code) pairs by position, then outermost
+        first, each group once; and the group keys the codes index."""
         none = np.zeros(0, dtype=np.int64)
         table, groups = _columns(self)
         if table.shape[0] == 0 or gpu_rows.shape[0] == 0:
@@ -268,13 +259,17 @@ def cpu_rows_flat(trace: Trace, instances: Sequence[RegionInstance]
 def region_rows(trace: Trace) -> np.ndarray:
     """Rows that are region instances: user annotations, and old-style steps.  Not a
     c10d Work's async range (``gloo:all_reduce``): torch never nests those, and the
-    kernels launched while one is open are not its (``async_events``)."""
+    kernels launched while one is open are not its (``async_events``).  Nor a range
+    inside one of its name on its thread (a wrapper calling itself): one call, one instance."""
     steps = np.array([s.startswith(STEP_PREFIX) for s in trace.strings], dtype=bool)
     is_step = steps[trace.name_id] if len(trace) else np.zeros(0, dtype=bool)
-    mask = (trace.kind == Kind.USER_ANNOTATION) | ((trace.kind == Kind.CPU_OP) & is_step)
-    rows = np.flatnonzero(mask)
+    rows = np.flatnonzero((trace.kind == Kind.USER_ANNOTATION)
+                          | ((trace.kind == Kind.CPU_OP) & is_step))
     rows = rows[~async_rows(trace, rows)]
-    return rows[np.argsort(trace.ts_ns[rows], kind="stable")]
+    rows = rows[np.argsort(trace.ts_ns[rows], kind="stable")]
+    key = trace.lane[rows].astype(np.int64) * len(trace.strings) + trace.name_id[rows]
+    start = trace.ts_ns[rows]
+    return rows[~inside_same_key(key, start, start + trace.dur_ns[rows])]
 
 
 def find_regions(trace: Trace, links: Links) -> Regions:
