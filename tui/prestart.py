@@ -66,13 +66,9 @@ def prestart(args: Any) -> bool:
 
 def cores() -> int:
     """``loader.default_jobs()`` with no ``--jobs``: the cores this process may use."""
-    count = getattr(os, "process_cpu_count", None)
-    if count is not None:
-        return int(count() or 1)
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:
-        return os.cpu_count() or 1
+    from profiling.cores import usable_cores  # standard library only
+
+    return usable_cores()
 
 
 def has_index(path: Path) -> bool:

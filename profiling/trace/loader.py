@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from profiling.cores import usable_cores
 from profiling.trace.args import ChunkedArgs
 from profiling.trace.cache import GZIP_TEXT, MIN_CACHE_BYTES, read_cache, write_cache
 from profiling.trace.model import Trace
@@ -100,15 +101,7 @@ def set_default_jobs(jobs: int | None) -> None:
 
 def default_jobs() -> int:
     """``set_default_jobs``'s value, else the cores this process may run on."""
-    if _DEFAULT_JOBS is not None:
-        return _DEFAULT_JOBS
-    count = getattr(os, "process_cpu_count", None)
-    if count is not None:
-        return int(count() or 1)
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:
-        return os.cpu_count() or 1
+    return _DEFAULT_JOBS if _DEFAULT_JOBS is not None else usable_cores()
 
 
 _DEFAULT_JOBS: int | None = None
