@@ -18,13 +18,9 @@ from profiling.analysis.attention_flops import (
     tflops_per_second,
     work_from_ops,
 )
-from profiling.analysis.device_peaks import (
-    device_names,
-    dtype_family,
-    match_device,
-    trace_device_name,
-)
+from profiling.analysis.device_peaks import device_names, match_device, trace_device_name
 from profiling.trace import load_trace
+from profiling.trace.op_inputs import dtype_family
 from tests.test_compare_fixtures import HAND_FLOPS, Builder, naive_tree, variant_doc, write_doc
 
 SDPA = "aten::scaled_dot_product_attention"

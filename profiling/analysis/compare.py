@@ -30,12 +30,7 @@ from profiling.analysis.attention_flops import (
 )
 from profiling.analysis.attention_regions import is_attention_name
 from profiling.analysis.chains import instance_gpu_rows
-from profiling.analysis.device_peaks import (
-    DevicePeak,
-    dtype_family,
-    match_device,
-    trace_device_name,
-)
+from profiling.analysis.device_peaks import DevicePeak, match_device, trace_device_name
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
 from profiling.analysis.ranges import concat_ranges
 from profiling.analysis.ranks import trace_rank, world_size
@@ -47,6 +42,7 @@ from profiling.analysis.stored_regions import (
     instance_table,
 )
 from profiling.trace.model import Kind, Trace
+from profiling.trace.op_inputs import dtype_family
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from profiling.trace.op_inputs import dtype_family as dtype_family  # re-exported
+from profiling.trace.op_inputs import dtype_family
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,6 @@ import msgspec
 
 from profiling.analysis.analysed import AnalysedTrace, as_analysed
 from profiling.analysis.attention_flops import attention_work
-from profiling.analysis.device_peaks import dtype_family
 from profiling.analysis.finding_rules import (
     fp32_upcast,
     input_dtype_from_ops,
@@ -66,6 +65,7 @@ from profiling.analysis.finding_types import (
 )
 from profiling.analysis.regions import STEP_GROUP, RegionInstance
 from profiling.trace.model import Trace
+from profiling.trace.op_inputs import dtype_family
 
 __all__ = ["RULES", "SEVERITIES", "EvidenceRow", "Finding", "RegionContext", "Rule",
            "TraceFindings", "region_context", "region_findings", "trace_findings"]
