@@ -15,6 +15,7 @@ stored with the trace's sidecar index and handed back through ``parts``.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar, overload
@@ -27,6 +28,9 @@ from profiling.analysis.attention_regions import attention_regions, region_insta
 from profiling.analysis.chains import (
     InstanceLaunches,
     LaunchChains,
+    batch_launches,
+    decode_launches,
+    encode_launches,
     instance_launches,
     launch_chains,
 )
@@ -36,6 +40,7 @@ from profiling.analysis.launch_chain import Launch, launch_chain
 from profiling.analysis.links import Links, OpTree, link_gpu_events
 from profiling.analysis.op_dtypes import OpDtypes, op_dtypes
 from profiling.analysis.regions import RegionInstance, Regions, find_regions
+from profiling.analysis.stored_regions import StoredRegions, instance_column
 from profiling.trace.model import Trace
 
 T = TypeVar("T")
@@ -79,6 +84,10 @@ PARTS = ("ops", "links", "regions", "attention_regions", "key_averages", "copies
          "op_dtypes")
 """The parts an ``AnalysedTrace`` builds (``parts`` accepts any of them ready-made)."""
 
+STORED_BATCH = 64
+"""``launch_batch`` keeps a batch of at least this many instances with the index (a
+region's, for ``kernels`` and ``findings``); smaller ones cost less to recompute."""
+
 
 class AnalysedTrace:
     """A trace and its analysis parts, each built once on first use (see module doc)."""
@@ -92,7 +101,8 @@ class AnalysedTrace:
         self._locks: dict[str, threading.Lock] = {}
         self._instances: dict[str, list[RegionInstance]] = {}
         self._launches: dict[int, tuple[Launch, ...]] = {}
-        self._gpu_rows: dict[int, np.ndarray] = {}
+        # the remembered batches, newest first: (instance row -> position, batch)
+        self._batches: list[tuple[dict[int, int], InstanceLaunches]] = []
         self.__dict__.update(parts)
 
     def _stored_or_built(self, name: str, build: Callable[[Any], Any]) -> Any:
@@ -173,6 +183,17 @@ class AnalysedTrace:
                     self._instances[region] = found
         return found
 
+    def lazy_instances(self, region: str) -> Sequence[RegionInstance]:
+        """``instances(region)``, as the stored table's ``InstanceRange`` when the region
+        is in it: readers by column (``findings``, ``kernels``) make no object per
+        instance (38,400 on a 1 GB trace), and one asked for by position is made then."""
+        regions = self.regions
+        if region not in self._instances and isinstance(regions, StoredRegions):
+            found = regions.select_lazily(region)
+            if len(found):
+                return found
+        return self.instances(region)
+
     def _op_instances(self, region: str) -> list[RegionInstance]:
         """Instances of a region that is not an annotation (an attention op, or the
         sites of attention kernels): stored with the index like the parts."""
@@ -199,40 +220,60 @@ class AnalysedTrace:
             analysis_store.save(self.trace, name, *encode(value))
         return value
 
-    def gpu_rows(self, inst: RegionInstance) -> np.ndarray:
-        """The instance's GPU events, in GPU start order."""
-        found = self._gpu_rows.get(inst.row)
-        if found is None:
-            found = self._gpu_rows[inst.row] = inst.gpu_rows(self.trace, self.links)
-        return found
-
     def launch_batch(self, instances: Sequence[RegionInstance],
                      remember: bool = True) -> InstanceLaunches:
         """GPU rows and launch chains of many instances, computed for all at once
-        (``chains.instance_launches``); with ``remember``, only for the instances
-        not answered yet, and ``launches``/``gpu_rows`` of each are then answered
-        from it without another pass."""
-        if remember:  # only the instances not answered yet
-            instances = [i for i in instances if i.row not in self._launches]
-        batch = instance_launches(self.trace, self.links, self.chains, instances)
-        if not remember:
-            return batch
-        ptr, rows, cptr, chain = (batch.inst_ptr.tolist(), batch.rows,
-                                  batch.chain_ptr.tolist(), batch.chain.tolist())
-        row_list = rows.tolist()
-        for k, inst in enumerate(instances):
-            a, b = ptr[k], ptr[k + 1]
-            self._gpu_rows[inst.row] = rows[a:b]
-            self._launches[inst.row] = tuple(
-                Launch(row_list[j], tuple(chain[cptr[j]:cptr[j + 1]])) for j in range(a, b))
+        (``chains.instance_launches``), in the order given.  A batch of
+        ``STORED_BATCH`` instances or more is kept with the index (keyed by the
+        instances' rows), so a reopen maps it.  With ``remember``, ``launches`` and
+        ``gpu_rows`` of each instance are then answered from the batch's arrays,
+        lazily: no object is made per instance here (338,000 ``Launch`` tuples on a
+        1 GB trace, most never looked at)."""
+        batch = self._batch_of(instances)
+        if remember:
+            rows = instance_column(instances, "row").tolist()
+            with self._guard:
+                # a new list, not an insert: readers iterate the old one unlocked
+                position = {row: k for k, row in enumerate(rows)}
+                self._batches = [(position, batch), *self._batches]
         return batch
+
+    def _batch_of(self, instances: Sequence[RegionInstance]) -> InstanceLaunches:
+        def build() -> InstanceLaunches:
+            return instance_launches(self.trace, self.links, self.chains, instances)
+
+        if len(instances) < STORED_BATCH:
+            return build()
+        rows = np.ascontiguousarray(instance_column(instances, "row"), dtype=np.int64)
+        key = hashlib.sha256(rows.view(np.uint8).data).hexdigest()[:24]
+        return self.stored(f"launches:{key}", build, encode_launches,
+                           lambda arrays, _doc: decode_launches(self.trace, arrays,
+                                                                len(instances)))
+
+    def _where(self, row: int) -> tuple[InstanceLaunches, int] | None:
+        """The remembered batch holding instance ``row``, and its position there."""
+        for position, batch in self._batches:
+            k = position.get(row)
+            if k is not None:
+                return batch, k
+        return None
+
+    def gpu_rows(self, inst: RegionInstance) -> np.ndarray:
+        """The instance's GPU events, in GPU start order."""
+        found = self._where(inst.row)
+        if found is not None:
+            batch, k = found
+            return batch.rows[int(batch.inst_ptr[k]) : int(batch.inst_ptr[k + 1])]
+        return inst.gpu_rows(self.trace, self.links)
 
     def launches(self, inst: RegionInstance) -> tuple[Launch, ...]:
         """The instance's GPU events with their launch chains inside it, in GPU order."""
         found = self._launches.get(inst.row)
         if found is None:
-            self.launch_batch([inst])  # a race computes it twice, harmlessly
-            found = self._launches[inst.row]
+            where = self._where(inst.row)  # a race computes it twice, harmlessly
+            found = self._launches[inst.row] = (
+                batch_launches(*where) if where is not None
+                else batch_launches(self.launch_batch([inst], remember=False), 0))
         return found
 
     def launch_chain(self, gpu_row: int, within: int = -1) -> tuple[int, ...]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from profiling.analysis.launch_chain import Launch
 from profiling.analysis.links import Links, OpTree
 from profiling.analysis.ranges import concat_ranges, range_owner
 from profiling.analysis.regions import STEP_PREFIX, RegionInstance
@@ -99,6 +100,23 @@ class InstanceLaunches:
     def chain_of(self, j: int) -> tuple[int, ...]:
         return tuple(self.chain[int(self.chain_ptr[j]) : int(self.chain_ptr[j + 1])].tolist())
 
+    def owner(self) -> np.ndarray:
+        """The instance (position in the batch) of each entry of ``rows``."""
+        return np.repeat(np.arange(self.inst_ptr.shape[0] - 1, dtype=np.int64),
+                         np.diff(self.inst_ptr))
+
+
+def batch_launches(batch: InstanceLaunches, k: int) -> tuple[Launch, ...]:
+    """Instance ``k``'s entries of ``batch`` as ``Launch`` tuples (made on demand)."""
+    a, b = int(batch.inst_ptr[k]), int(batch.inst_ptr[k + 1])
+    if a == b:
+        return ()
+    cptr = batch.chain_ptr[a : b + 1].tolist()
+    chain = batch.chain[cptr[0] : cptr[-1]].tolist()
+    base = cptr[0]
+    return tuple(Launch(row, tuple(chain[cptr[i] - base : cptr[i + 1] - base]))
+                 for i, row in enumerate(batch.rows[a:b].tolist()))
+
 
 def instance_gpu_rows(trace: Trace, links: Links,
                       instances: Sequence[RegionInstance]) -> tuple[np.ndarray, np.ndarray]:
@@ -159,4 +177,29 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     chain = np.empty(int(chain_ptr[-1]), dtype=np.int64)
     chain[chain_ptr[kept_pair] + n_kept[kept_pair] - 1 - rank] = kept_op
     chain[(chain_ptr[:-1] + n_kept)[has_call]] = call[has_call]
+    return InstanceLaunches(inst_ptr, rows, chain_ptr, chain)
+
+
+def encode_launches(batch: InstanceLaunches) -> tuple[dict[str, np.ndarray], None]:
+    """A batch's arrays, to keep with the index (``AnalysedTrace.launch_batch``)."""
+    return {"inst_ptr": batch.inst_ptr, "rows": batch.rows, "chain_ptr": batch.chain_ptr,
+            "chain": batch.chain}, None
+
+
+def decode_launches(trace: Trace, arrays: dict[str, np.ndarray],
+                    instances: int) -> InstanceLaunches:
+    """``encode_launches``' arrays back; ValueError unless they are a batch of
+    ``instances`` instances over this trace's rows (a damaged or foreign copy is
+    recomputed, never used to index the trace)."""
+    inst_ptr, rows = arrays["inst_ptr"], arrays["rows"]
+    chain_ptr, chain = arrays["chain_ptr"], arrays["chain"]
+    for values in (rows, chain):
+        if values.ndim != 1 or (values.size and (int(values.min()) < 0
+                                                 or int(values.max()) >= len(trace))):
+            raise ValueError("stored rows out of range")
+    for ptr, total, count in ((inst_ptr, rows.shape[0], instances),
+                              (chain_ptr, chain.shape[0], rows.shape[0])):
+        if (ptr.ndim != 1 or ptr.shape[0] != count + 1 or int(ptr[0]) != 0
+                or int(ptr[-1]) != total or bool(np.any(np.diff(ptr) < 0))):
+            raise ValueError("stored run boundaries damaged")
     return InstanceLaunches(inst_ptr, rows, chain_ptr, chain)

@@ -14,9 +14,17 @@ import re
 
 import numpy as np
 
+from profiling.analysis.finding_batch import (
+    any_inside,
+    chain_ops,
+    cpu_ops,
+    index_of,
+    names_of,
+)
 from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
 from profiling.analysis.launch_chain import Launch
 from profiling.analysis.op_dtypes import COMPUTE_OPS, FAMILIES, dtype_from_types
+from profiling.analysis.ranges import concat_ranges, range_owner
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Kind, Trace
 
@@ -50,26 +58,24 @@ def limit(rows: list[EvidenceRow]) -> tuple[EvidenceRow, ...]:
     return tuple(rows[:MAX_EVIDENCE])
 
 
-def _gpu_evidence(ctx: RegionContext, pairs: list[tuple[RegionInstance, Launch]],
-                  note: str = "") -> list[EvidenceRow]:
-    return [ctx.evidence(lc.gpu_row, v, note, lc.chain) for v, lc in pairs]
+def _gpu_evidence(ctx: RegionContext, entries: list[int], note: str = "") -> list[EvidenceRow]:
+    """Evidence rows of entries of ``ctx.batch`` (a GPU event and its chain each)."""
+    b, owner = ctx.batch, ctx.gpu_owner
+    return [ctx.evidence(int(b.rows[j]), ctx.instances[int(owner[j])], note, b.chain_of(j))
+            for j in entries]
 
 
 def memcpy_out_of_place(ctx: RegionContext) -> list[Finding]:
     """A Memcpy in the region; named after the out-of-place op that caused it, if any."""
-    t = ctx.trace
-    pairs = [(v, lc) for v in ctx.instances for lc in ctx.launches(v)
-             if int(t.kind[lc.gpu_row]) == int(Kind.MEMCPY)]
-    if not pairs:
+    t, b = ctx.trace, ctx.batch
+    pairs = np.flatnonzero(t.kind[b.rows] == int(Kind.MEMCPY))  # entries, instance order
+    if not pairs.shape[0]:
         return []
-    culprit, copier = None, None
-    for view, launch in pairs:
-        culprit, copier = _out_of_place_op(ctx, view, launch)
-        if culprit:
-            break
-    per = len(pairs) / len(ctx.instances)
-    instances = tuple(sorted({v.index for v, _ in pairs}))
-    kinds = sorted({t.name(lc.gpu_row) for _, lc in pairs})
+    culprit, copier = _out_of_place(ctx, pairs)
+    per = pairs.shape[0] / len(ctx.instances)
+    instances = tuple(sorted(set(index_of(ctx, np.unique(ctx.gpu_owner[pairs]).tolist()))))
+    kinds = sorted(names_of(t, b.rows[pairs]))
+    shown = pairs[:MAX_EVIDENCE].tolist()
     if culprit:
         how = f"copies the tensor ({copier})" if copier else "copies the tensor"
         return [Finding(
@@ -77,7 +83,7 @@ def memcpy_out_of_place(ctx: RegionContext) -> list[Finding]:
             title=f"{culprit} copies its input ({kinds[0]}) {_in_instances(ctx, instances)}",
             detail=f"{per:g} Memcpy per instance: {culprit} {how}, then runs {culprit}_ on "
                    "the copy",
-            evidence=limit(_gpu_evidence(ctx, pairs[:MAX_EVIDENCE])),
+            evidence=limit(_gpu_evidence(ctx, shown)),
             suggestion=f"if nothing reads the tensor {culprit} takes after the call (the "
                        "trace records no tensor identities: check the code), use the in-place "
                        f"{culprit}_ (under torch.no_grad() if autograd records the region): "
@@ -87,8 +93,9 @@ def memcpy_out_of_place(ctx: RegionContext) -> list[Finding]:
     return [Finding(
         id="memcpy-in-region", severity="medium", region=ctx.region, instances=instances,
         title=f"{per:g} Memcpy per instance inside {ctx.region} ({', '.join(kinds)})",
-        detail="launched by " + (" > ".join(t.name(r) for r in pairs[0][1].chain) or "?"),
-        evidence=limit(_gpu_evidence(ctx, pairs[:MAX_EVIDENCE])),
+        detail="launched by " + (" > ".join(t.name(r) for r in b.chain_of(int(pairs[0])))
+                                 or "?"),
+        evidence=limit(_gpu_evidence(ctx, shown)),
         suggestion="move host tensors to the device once, outside the region" if host else
         "check that the copy is needed (a .contiguous(), .clone() or dtype change)",
     )]
@@ -100,27 +107,35 @@ def _in_instances(ctx: RegionContext, instances: tuple[int, ...]) -> str:
     return "in every instance" if len(instances) == n else f"in {len(instances)} of {n} instances"
 
 
-def _out_of_place_op(ctx: RegionContext, inst: RegionInstance,
-                     launch: Launch) -> tuple[str | None, str | None]:
-    """(``aten::foo``, the copy op under it) when the copy sits under ``aten::foo`` and
-    ``aten::foo_`` runs inside it; (None, None) otherwise."""
-    trace = ctx.trace
-    for i, op in enumerate(launch.op_chain):
-        name = trace.name(op)
-        if name.endswith("_") or name in _COPY_OPS or not name.startswith("aten::"):
-            continue
-        start, end = int(trace.ts_ns[op]), int(trace.ts_ns[op] + trace.dur_ns[op])
-        inplace = trace.string_ids(name + "_")
-        if inplace is None:
-            continue
-        ops = ctx.op_rows(inst)
-        inside = ops[(trace.name_id[ops] == inplace) & (trace.ts_ns[ops] >= start)
-                     & (trace.ts_ns[ops] + trace.dur_ns[ops] <= end)]
-        if inside.size:
-            copier = next((trace.name(c) for c in launch.op_chain[i + 1:]
-                           if trace.name(c) in _COPY_OPS), None)
-            return name, copier
-    return None, None
+def _out_of_place(ctx: RegionContext, pairs: np.ndarray) -> tuple[str | None, str | None]:
+    """(``aten::foo``, the copy op under it) for the first Memcpy entry (of ``pairs``)
+    whose chain has an op ``aten::foo`` with ``aten::foo_`` running inside it in the
+    instance (the outermost such op of that chain); (None, None) when none has.
+    Every chain op of every entry is tested at once (``any_inside``)."""
+    t = ctx.trace
+    entry, level, op = chain_ops(ctx, pairs)
+    ids = np.asarray(t.name_id[op], dtype=np.int64)
+    distinct, inverse = np.unique(ids, return_inverse=True)
+    inplace = np.array([_inplace_id(t, t.strings[i]) for i in distinct.tolist()],
+                       dtype=np.int64)[np.asarray(inverse).reshape(-1)] if ids.shape[0] else ids
+    start = np.asarray(t.ts_ns[op], dtype=np.int64)
+    found = np.flatnonzero(any_inside(ctx, ctx.gpu_owner[entry], inplace, start,
+                                      start + t.dur_ns[op]))
+    if not found.shape[0]:
+        return None, None
+    j, i = int(entry[found[0]]), int(level[found[0]])
+    chain = ctx.batch.chain_of(j)[:-1]
+    copier = next((t.name(c) for c in chain[i + 1:] if t.name(c) in _COPY_OPS), None)
+    return t.name(chain[i]), copier
+
+
+def _inplace_id(trace: Trace, name: str) -> int:
+    """The id of ``name + "_"`` for an out-of-place aten op whose in-place form is in the
+    trace (not a copy op, not in-place itself), else -1."""
+    if name.endswith("_") or name in _COPY_OPS or not name.startswith("aten::"):
+        return -1
+    found = trace.string_ids(name + "_")
+    return -1 if found is None else found
 
 
 def _ids(trace: Trace, names: frozenset[str] | tuple[str, ...]) -> set[int]:
@@ -130,11 +145,10 @@ def _ids(trace: Trace, names: frozenset[str] | tuple[str, ...]) -> set[int]:
 
 def _matching(ctx: RegionContext, pattern: re.Pattern[str]) -> set[int]:
     """Name ids of the region's GPU events that match ``pattern`` (each distinct name once)."""
-    trace = ctx.trace
-    rows = [ctx.gpu_rows(v) for v in ctx.instances]
-    if not any(r.size for r in rows):
+    trace, rows = ctx.trace, ctx.batch.rows
+    if not rows.shape[0]:
         return set()
-    ids = np.unique(trace.name_id[np.concatenate(rows)]).tolist()
+    ids = np.unique(trace.name_id[rows]).tolist()
     return {i for i in ids if pattern.search(trace.strings[i])}
 
 
@@ -143,55 +157,77 @@ def fp32_upcast(ctx: RegionContext) -> list[Finding]:
 
     The ops' input dtypes come from ``AnalysedTrace.op_dtypes`` (every compute or
     cast op's args read once per trace, stored with the index), and an instance's
-    compute ops are looked at through its launch chains, which lie inside it."""
+    compute ops are looked at through its launch chains, which lie inside it: every
+    instance's at once (``finding_batch``); an instance with no GPU event (a CPU
+    trace) is judged by its own ops."""
     if ctx.input_dtype not in ("bf16", "fp16"):
         return []
-    t = ctx.trace
-    rows: list[EvidenceRow] = []
-    hit: set[int] = set()
+    t, b, owner = ctx.trace, ctx.batch, ctx.gpu_owner
     seen: dict[str, set[str]] = {"fp32": set(), "cast": set(), "math": set()}
-    fp32_kernels = _matching(ctx, _FP32_KERNEL)
     fp32_rows, cast_rows = _fp32_and_cast_ops(ctx)
-    math_ids = _ids(t, _MATH_BACKEND)
-    name_id = np.asarray(t.name_id)
-    for v in ctx.instances:
-        first = not hit
-        launches = ctx.launches(v)
-        for lc in launches:
-            chain = lc.op_chain
-            cast = cast_rows.intersection(chain)
-            if int(name_id[lc.gpu_row]) in fp32_kernels or not fp32_rows.isdisjoint(chain):
-                hit.add(v.index)
-                seen["fp32"].add(t.name(lc.gpu_row))
-            elif not cast:
-                continue
-            seen["cast"].update(t.name(r) for r in cast)
-            seen["math"].update(t.name(r) for r in chain if int(name_id[r]) in math_ids)
-            if first:
-                note = f"cast {ctx.input_dtype} -> fp32" if cast else "fp32"
-                rows.append(ctx.evidence(lc.gpu_row, v, note, lc.chain))
-        if launches:
-            continue
-        ops = ctx.op_rows(v)
-        fp32_ops = fp32_rows.intersection(ops.tolist())
-        if fp32_ops:  # CPU trace: the ops are the evidence
-            hit.add(v.index)
-            seen["fp32"].update(t.name(r) for r in fp32_ops)
-            seen["math"].update(t.name(r) for r in ops.tolist() if int(t.name_id[r]) in math_ids
-                                and any(_encloses(t, r, f) for f in fp32_ops))
-            if first:
-                rows += [ctx.evidence(r, v, "fp32 inputs") for r in sorted(fp32_ops)]
-    if not hit:
+    math_ids = list(_ids(t, _MATH_BACKEND))
+    n = b.rows.shape[0]
+    entry, _, op = chain_ops(ctx)
+    fp32_entry = np.isin(t.name_id[b.rows], list(_matching(ctx, _FP32_KERNEL)))
+    fp32_entry |= np.bincount(entry[np.isin(op, fp32_rows)], minlength=n) > 0
+    cast_op = np.isin(op, cast_rows)
+    cast_entry = np.bincount(entry[cast_op], minlength=n) > 0
+    relevant = fp32_entry | cast_entry
+    seen["fp32"] = names_of(t, b.rows[fp32_entry])
+    seen["cast"] = names_of(t, op[cast_op & relevant[entry]])
+    seen["math"] = names_of(t, op[relevant[entry] & np.isin(t.name_id[op], math_ids)])
+    cpu_rows, cpu_owner = _cpu_fp32_ops(ctx, fp32_rows, math_ids, seen)
+    hits = np.unique(np.concatenate((owner[fp32_entry], cpu_owner)))
+    if not hits.shape[0]:
         return []
-    return [_upcast_finding(ctx, tuple(sorted(hit)), rows, seen)]
+    first = int(hits[0])  # evidence from the instances up to the first hit one
+    gpu = np.flatnonzero(relevant & (owner <= first))[:MAX_EVIDENCE].tolist()
+    cpu = np.flatnonzero(cpu_owner <= first)
+    items = sorted([(int(owner[j]), 0, j) for j in gpu]
+                   + [(int(cpu_owner[i]), int(cpu_rows[i]), -1) for i in cpu.tolist()])
+    rows = [ctx.evidence(int(b.rows[j]), ctx.instances[k],
+                         f"cast {ctx.input_dtype} -> fp32" if cast_entry[j] else "fp32",
+                         b.chain_of(j)) if j >= 0
+            else ctx.evidence(row, ctx.instances[k], "fp32 inputs")
+            for k, row, j in items[:MAX_EVIDENCE]]
+    hit = tuple(sorted(set(index_of(ctx, hits.tolist()))))
+    return [_upcast_finding(ctx, hit, rows, seen)]
 
 
-def _fp32_and_cast_ops(ctx: RegionContext) -> tuple[set[int], set[int]]:
-    """The trace's compute ops with fp32 inputs, and its casts bf16/fp16 -> fp32."""
+def _cpu_fp32_ops(ctx: RegionContext, fp32_rows: np.ndarray, math_ids: list[int],
+                  seen: dict[str, set[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, instance position) of the fp32 compute ops of the instances with no GPU
+    event (a CPU trace: the ops are the evidence), sorted; their names go into
+    ``seen["fp32"]``, and the math-backend ops around them into ``seen["math"]``."""
+    t = ctx.trace
+    no_gpu = np.diff(ctx.batch.inst_ptr) == 0
+    rows, owner = cpu_ops(ctx, np.unique(t.name_id[fp32_rows]))
+    keep = no_gpu[owner] & np.isin(rows, fp32_rows)
+    rows, owner = rows[keep], owner[keep]
+    order = np.lexsort((rows, owner))
+    rows, owner = rows[order], owner[order]
+    seen["fp32"] |= names_of(t, rows)
+    math, math_owner = cpu_ops(ctx, math_ids)
+    keep = np.isin(math_owner, owner)
+    math, math_owner = math[keep], math_owner[keep]
+    if math.shape[0]:  # each math op against each fp32 op of its instance
+        lo = np.searchsorted(owner, math_owner, side="left")
+        hi = np.searchsorted(owner, math_owner, side="right")
+        outer, inner = math[range_owner(lo, hi)], rows[concat_ranges(lo, hi)]
+        around = ((t.lane[outer] == t.lane[inner]) & (t.ts_ns[outer] <= t.ts_ns[inner])
+                  & (t.ts_ns[outer] + t.dur_ns[outer] >= t.ts_ns[inner] + t.dur_ns[inner])
+                  & (outer != inner))
+        seen["math"] |= names_of(t, outer[around])
+    return rows, owner
+
+
+def _fp32_and_cast_ops(ctx: RegionContext) -> tuple[np.ndarray, np.ndarray]:
+    """The trace's compute ops with fp32 inputs, and its casts bf16/fp16 -> fp32 (rows)."""
     t, dt = ctx.trace, ctx.analysed.op_dtypes
     compute = np.isin(t.name_id[dt.rows], list(_ids(t, COMPUTE_OPS)))
     fp32 = compute & (dt.family == FAMILIES.index("fp32"))
-    return set(dt.rows[fp32].tolist()), set(dt.rows[dt.upcast & ~compute].tolist())
+    return np.asarray(dt.rows[fp32], dtype=np.int64), np.asarray(dt.rows[dt.upcast & ~compute],
+                                                                 dtype=np.int64)
 
 
 def _upcast_finding(ctx: RegionContext, hit: tuple[int, ...], rows: list[EvidenceRow],
@@ -242,73 +278,44 @@ def _names(names: set[str], most: int = 3, kernels: bool = False) -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
-def _encloses(trace: Trace, outer: int, inner: int) -> bool:
-    """``outer`` spans ``inner`` on the same lane (an op around another)."""
-    return (int(trace.lane[outer]) == int(trace.lane[inner])
-            and int(trace.ts_ns[outer]) <= int(trace.ts_ns[inner])
-            and int(trace.ts_ns[outer] + trace.dur_ns[outer])
-            >= int(trace.ts_ns[inner] + trace.dur_ns[inner]) and outer != inner)
-
-
 def mask_rebuilt(ctx: RegionContext) -> list[Finding]:
-    """triu/tril inside the region: a (triangular) mask is built again in each instance."""
+    """triu/tril inside the region: a (triangular) mask is built again in each instance.
+
+    The instances with a triu/tril op or kernel are found for all at once; only the
+    first is read closely, for the evidence (enough to jump to)."""
     t = ctx.trace
     rows: list[EvidenceRow] = []
-    hit: set[int] = set()
     build_ids, kernel_ids = list(_ids(t, _MASK_BUILD)), _matching(ctx, _MASK_KERNEL)
-    parent: tuple[int, ...] = ()
-    built: set[int] = set()  # name ids of the triu/tril ops found
-    helpers: set[str] = set()  # the ops that make the mask (ones, tril, where, ...)
-    for k in _mask_hits(ctx, build_ids, kernel_ids):  # the instances to look at closely
-        v = ctx.instances[k]
-        ops = ctx.op_rows(v)
-        launches = ctx.launches(v)
-        builders = ops[np.isin(t.name_id[ops], build_ids)].tolist()
-        kernels = [lc for lc in launches if int(t.name_id[lc.gpu_row]) in kernel_ids]
-        if not builders and not kernels:
-            continue
-        built.update(int(t.name_id[r]) for r in builders)
-        hit.add(v.index)
-        if len(hit) > 1:
-            continue  # evidence from the first instance is enough to jump to
-        parent = _parent_chain(t, ops, builders, kernels)
-        if launches:
-            for lc in launches:
-                chain = lc.op_chain
-                if chain[: len(parent)] == parent and len(chain) > len(parent) and \
-                        t.name(chain[len(parent)]) in _MASK_HELPERS:
-                    rows.append(ctx.evidence(lc.gpu_row, v, "mask", lc.chain))
-                    helpers.add(t.name(chain[len(parent)]))
-        else:
-            depth = len(parent)
-            found = [r for r in ops.tolist()
-                     if t.name(r) in _MASK_HELPERS and _depth_in(t, ops, r) == depth]
-            rows += [ctx.evidence(r, v, "mask") for r in found]
-            helpers.update(t.name(r) for r in found)
-    if not hit:
+    builders_all, builder_owner = cpu_ops(ctx, build_ids)
+    kernel_owner = ctx.gpu_owner[np.isin(t.name_id[ctx.batch.rows], list(kernel_ids))]
+    hits = np.unique(np.concatenate((builder_owner, kernel_owner))).tolist()
+    if not hits:
         return []
+    built = set(t.name_id[builders_all].tolist())  # name ids of the triu/tril ops found
+    helpers: set[str] = set()  # the ops that make the mask (ones, tril, where, ...)
+    v = ctx.instances[hits[0]]
+    ops = ctx.op_rows(v)
+    launches = ctx.launches(v)
+    builders = ops[np.isin(t.name_id[ops], build_ids)].tolist()
+    kernels = [lc for lc in launches if int(t.name_id[lc.gpu_row]) in kernel_ids]
+    parent = _parent_chain(t, ops, builders, kernels)
+    if launches:
+        for lc in launches:
+            chain = lc.op_chain
+            if chain[: len(parent)] == parent and len(chain) > len(parent) and \
+                    t.name(chain[len(parent)]) in _MASK_HELPERS:
+                rows.append(ctx.evidence(lc.gpu_row, v, "mask", lc.chain))
+                helpers.add(t.name(chain[len(parent)]))
+    else:
+        depth = len(parent)
+        found = [r for r in ops.tolist()
+                 if t.name(r) in _MASK_HELPERS and _depth_in(t, ops, r) == depth]
+        rows += [ctx.evidence(r, v, "mask") for r in found]
+        helpers.update(t.name(r) for r in found)
     builder_names = {t.strings[i] for i in (built or kernel_ids)}
     by_math = any(t.name(op) in _MATH_BACKEND for op in parent)
-    return [_mask_finding(ctx, tuple(sorted(hit)), rows, helpers | builder_names, by_math)]
-
-
-def _mask_hits(ctx: RegionContext, build_ids: list[int], kernel_ids: set[int]) -> list[int]:
-    """Positions of the instances with a mask-building op or kernel, found with one
-    mask over every instance's rows (the rule then reads only those)."""
-    t = ctx.trace
-    cpu = [ctx.cpu_rows(v) for v in ctx.instances]
-    gpu = [ctx.gpu_rows(v) for v in ctx.instances]
-    hits = np.zeros(len(ctx.instances), dtype=bool)
-    for lists, ids, kind in ((cpu, build_ids, int(Kind.CPU_OP)), (gpu, list(kernel_ids), -1)):
-        if not ids or not lists:
-            continue
-        rows = np.concatenate(lists).astype(np.int64)
-        owner = np.repeat(np.arange(len(lists)), [r.shape[0] for r in lists])
-        found = np.isin(t.name_id[rows], ids)
-        if kind >= 0:
-            found &= t.kind[rows] == kind
-        hits[owner[found]] = True
-    return np.flatnonzero(hits).tolist()
+    hit = tuple(sorted(set(index_of(ctx, hits))))
+    return [_mask_finding(ctx, hit, rows, helpers | builder_names, by_math)]
 
 
 def _mask_finding(ctx: RegionContext, hit: tuple[int, ...], rows: list[EvidenceRow],

@@ -8,12 +8,18 @@ findings; the rules about what the region runs are in ``finding_rules``.
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 import numpy as np
 
+from profiling.analysis.finding_batch import (
+    group_by_sequence,
+    index_of,
+    name_flags,
+    names_of,
+)
 from profiling.analysis.finding_rules import MAX_EVIDENCE, limit
-from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
+from profiling.analysis.finding_types import Finding, RegionContext
+from profiling.analysis.stored_regions import instance_column
 from profiling.analysis.units import fmt_ns
 from profiling.trace.model import Kind, Trace
 
@@ -33,28 +39,22 @@ _SYNC = re.compile(r"^(?:cuda|hip)(?:Device|Stream|Event)Synchronize$|^(?:cuda|h
 def sync_in_region(ctx: RegionContext) -> list[Finding]:
     """Host synchronisations (device/stream/event sync, blocking cudaMemcpy) in the region."""
     t = ctx.trace
-    rows: list[EvidenceRow] = []
-    hit: set[int] = set()
-    is_sync = np.array([bool(_SYNC.search(name)) for name in t.strings], dtype=bool)
+    every, owner = ctx.cpu_flat[0], ctx.cpu_owner
     kinds = [int(Kind.RUNTIME), int(Kind.OTHER)]
-    cpu = [ctx.cpu_rows(v) for v in ctx.instances]
-    every = np.concatenate(cpu) if cpu else np.zeros(0, dtype=np.int64)
-    sync = (is_sync[t.name_id[every]] & np.isin(t.kind[every], kinds)) if is_sync.size else \
-        np.zeros(every.shape[0], dtype=bool)
-    # one pass over every instance's rows; Python only for the syncs found
-    ends = np.cumsum([c.shape[0] for c in cpu]).tolist()
-    for k in np.unique(np.searchsorted(ends, np.flatnonzero(sync), side="right")).tolist():
-        v, mine = ctx.instances[k], cpu[k]
-        for r in mine[sync[ends[k] - mine.shape[0]:ends[k]]].tolist():
-            hit.add(v.index)
-            rows.append(ctx.evidence(r, v, f"blocks the host {fmt_ns(int(t.dur_ns[r]))}"))
-    if not hit:
+    # one pass over every instance's rows; Python only for the evidence kept
+    sync = np.isin(t.kind[every], kinds)
+    sync[sync] = name_flags(t, np.asarray(t.name_id[every[sync]]), _SYNC.search)
+    found, where = every[sync].tolist(), owner[sync].tolist()
+    if not found:
         return []
-    names = sorted({e.name for e in rows})
+    hit = set(index_of(ctx, where))
+    rows = [ctx.evidence(r, ctx.instances[k], f"blocks the host {fmt_ns(int(t.dur_ns[r]))}")
+            for r, k in zip(found[:MAX_EVIDENCE], where, strict=False)]
+    names = sorted(names_of(t, every[sync]))
     return [Finding(
         id="sync-in-region", severity="medium", region=ctx.region, instances=tuple(sorted(hit)),
         title=f"host synchronisation inside {ctx.region} ({', '.join(names)})",
-        detail=f"{len(rows)} sync call(s) over {len(hit)} instance(s): the CPU waits for the "
+        detail=f"{len(found)} sync call(s) over {len(hit)} instance(s): the CPU waits for the "
                "GPU, and the GPU then waits for the next launch",
         evidence=limit(rows),
         suggestion="move .item(), .cpu(), printing and explicit synchronize() out of the "
@@ -66,12 +66,12 @@ def launch_bound(ctx: RegionContext) -> list[Finding]:
     """CPU time per instance above its GPU time: the host cannot keep the GPU busy."""
     if not ctx.has_gpu:
         return []
-    cpu = [v.cpu_ns for v in ctx.instances]
-    gpu = [v.device_ns for v in ctx.instances]
+    cpu, gpu = _cpu_ns(ctx).tolist(), instance_column(ctx.instances, "device_ns").tolist()
     cpu_avg, gpu_avg = sum(cpu) / len(cpu), sum(gpu) / len(gpu)
     if not gpu_avg or cpu_avg <= gpu_avg:
         return []
-    hit = tuple(v.index for v, c, g in zip(ctx.instances, cpu, gpu, strict=True) if c > g)
+    index = instance_column(ctx.instances, "index").tolist()
+    hit = tuple(i for i, c, g in zip(index, cpu, gpu, strict=True) if c > g)
     rows = [ctx.evidence(v.row, v, f"CPU {fmt_ns(c)}, GPU {fmt_ns(g)}")  # the evidence kept
             for v, c, g in zip(ctx.instances[:MAX_EVIDENCE], cpu, gpu, strict=False)]
     return [Finding(
@@ -100,24 +100,36 @@ def _gaps(trace: Trace, rows: np.ndarray) -> tuple[float, float, int, float]:
 
 
 def _all_gaps(trace: Trace, row_lists: list[np.ndarray]) -> list[tuple[float, float, int, float]]:
-    """``_gaps`` of every instance at once (each instance's rows in GPU start order):
-    a running maximum per instance is one ``maximum.accumulate`` once each instance's
-    ends are lifted above the previous instance's."""
-    n = len(row_lists)
+    """``_gaps`` of every instance at once (each instance's rows in GPU start order)."""
     lengths = np.array([r.shape[0] for r in row_lists], dtype=np.int64)
-    rows = np.concatenate(row_lists).astype(np.int64) if n else np.zeros(0, np.int64)
+    rows = np.concatenate(row_lists).astype(np.int64) if row_lists else np.zeros(0, np.int64)
+    ptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    idle, span, after, gap = _gap_columns(trace, rows, ptr)
+    return list(zip(idle.tolist(), span.tolist(), after.tolist(), gap.tolist(), strict=True))
+
+
+def _gap_columns(trace: Trace, rows: np.ndarray, ptr: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_gaps`` of every instance at once, as four columns (instance ``k``'s rows are
+    ``rows[ptr[k]:ptr[k+1]]``, in GPU start order): a running maximum per instance is
+    one ``maximum.accumulate`` once each instance's ends are lifted above the
+    previous instance's."""
+    n = ptr.shape[0] - 1
+    lengths = np.diff(ptr)
+    rows = np.asarray(rows, dtype=np.int64)
     if rows.shape[0] == 0:
-        return [(0.0, 0.0, -1, 0.0)] * n
+        return np.zeros(n), np.zeros(n), np.full(n, -1, dtype=np.int64), np.zeros(n)
     seg = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    first = ptr[:-1]
     start = trace.ts_ns[rows].astype(np.int64)
-    if np.any((np.diff(start) < 0) & (seg[1:] == seg[:-1])):
-        return [_gaps(trace, r) for r in row_lists]  # not in start order: the plain way
     end = start + trace.dur_ns[rows]
     base = int(start.min())
     width = int((end - base).max()) + 1
-    if n * width >= 1 << 62:
-        return [_gaps(trace, r) for r in row_lists]
+    if np.any((np.diff(start) < 0) & (seg[1:] == seg[:-1])) or n * width >= 1 << 62:
+        cols = list(zip(*[_gaps(trace, rows[a:b]) for a, b in  # not in start order
+                          zip(ptr[:-1].tolist(), ptr[1:].tolist(), strict=True)], strict=True))
+        return (np.array(cols[0], dtype=np.float64), np.array(cols[1], dtype=np.float64),
+                np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.float64))
     lift = seg * width
     reach = np.maximum.accumulate(end - base + lift) - lift + base
     inner = np.flatnonzero(np.arange(rows.shape[0]) != first[seg])  # positions 1.. of each
@@ -134,30 +146,30 @@ def _all_gaps(trace: Trace, row_lists: list[np.ndarray]) -> list[tuple[float, fl
     last = first + lengths - 1
     top = len(rows) - 1
     span = np.where(lengths > 1, reach[np.clip(last, 0, top)] - start[np.clip(first, 0, top)], 0)
-    out = []
-    for k, size in enumerate(lengths.tolist()):
-        if size < 2:
-            out.append((0.0, float(trace.dur_ns[row_lists[k]].sum()) if size else 0.0, -1, 0.0))
-        else:
-            out.append((float(idle[k]), float(span[k]), int(after[k]), float(biggest[k])))
-    return out
+    single = lengths == 1  # one event: its own time, no gap
+    span[single] = trace.dur_ns[rows[first[single]]]
+    few = lengths < 2
+    idle[few], after[few], biggest[few] = 0, -1, 0
+    return (idle.astype(np.float64), span.astype(np.float64), after,
+            biggest.astype(np.float64))
 
 
 def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
     """The GPU idles between the region's own events for a large share of its span."""
     if not ctx.has_gpu:
         return []
-    t = ctx.trace
-    gaps = _all_gaps(t, [ctx.gpu_rows(v) for v in ctx.instances])
-    stats = [(v, *g) for v, g in zip(ctx.instances, gaps, strict=True)]
-    idle = sum(s[1] for s in stats) / len(stats)
-    share = sum(s[1] / s[2] for s in stats if s[2]) / len(stats)
+    t, n = ctx.trace, len(ctx.instances)
+    idle_k, span_k, after_k, gap_k = _gap_columns(t, ctx.batch.rows, ctx.batch.inst_ptr)
+    idles, spans = idle_k.tolist(), span_k.tolist()
+    idle = sum(idles) / n
+    share = sum(i / s for i, s in zip(idles, spans, strict=True) if s) / n
     if share < GAP_MIN_SHARE or idle < GAP_MIN_US * 1e3:
         return []
-    after_gaps = [(v, row, gap) for v, _, _, row, gap in stats if row >= 0]
-    rows = [ctx.evidence(row, v, f"GPU idle {fmt_ns(gap)} before this")
-            for v, row, gap in after_gaps[:MAX_EVIDENCE]]  # the evidence kept
-    late, known = _late_launches(ctx, [(row, gap) for _, _, _, row, gap in stats if row >= 0])
+    has = np.flatnonzero(after_k >= 0)
+    rows = [ctx.evidence(row, ctx.instances[k], f"GPU idle {fmt_ns(gap)} before this")
+            for k, row, gap in zip(has[:MAX_EVIDENCE].tolist(), after_k[has].tolist(),
+                                   gap_k[has].tolist(), strict=False)]  # the evidence kept
+    late, known = _late_launches(ctx, after_k[has], gap_k[has])
     if known and late == known:
         detail = ("after the longest gap of each instance, the next event's launch call began "
                   "once the GPU was already idle: the GPU waits for the host to launch it")
@@ -168,14 +180,16 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
                   "other than the host (another stream, an event, a dependency)")
         suggestion = "look at what the stream waits on in the timeline (other streams, events)"
     else:
-        detail = (f"in {late} of {len(after_gaps)} instances the next event's launch call "
+        detail = (f"in {late} of {has.shape[0]} instances the next event's launch call "
                   "began once the GPU was idle (the host was late); the other gaps' launches "
                   "were issued earlier or are not in the trace")
         suggestion = ("for the host-late gaps: fuse the small kernels (torch.compile) or use a "
                       "CUDA graph; for the others, look at what the stream waits on")
+    index = index_of(ctx, range(n))
     return [Finding(
         id="gpu-idle-gaps", severity="low", region=ctx.region,
-        instances=tuple(v.index for v, i, s, _, _ in stats if s and i / s >= GAP_MIN_SHARE),
+        instances=tuple(v for v, i, s in zip(index, idles, spans, strict=True)
+                        if s and i / s >= GAP_MIN_SHARE),
         title=f"GPU idle {100 * share:.0f}% of the region's GPU span "
               f"({fmt_ns(idle)} per instance)",
         detail=detail,
@@ -184,68 +198,93 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
     )]
 
 
-def _late_launches(ctx: RegionContext, gaps: list[tuple[int, float]]) -> tuple[int, int]:
-    """(how many, of how many with a known launch call) of the GPU rows after a gap
-    were launched by a call that began after the gap began: the host was late."""
+def _late_launches(ctx: RegionContext, rows: np.ndarray, gaps: np.ndarray) -> tuple[int, int]:
+    """(how many, of how many with a known launch call) of the GPU ``rows`` after a gap
+    (``gaps``, ns) were launched by a call that began after the gap began: the host
+    was late.  ``call_ts >= row_ts - gap`` is decided as Python decides it for an int
+    and a float (exactly): the float difference, rounded up, against the integer."""
     t = ctx.trace
-    launch = ctx.analysed.links.launch
-    late = known = 0
-    for row, gap in gaps:
-        call = int(launch[row])
-        if call < 0:
-            continue
-        known += 1
-        late += int(int(t.ts_ns[call]) >= int(t.ts_ns[row]) - gap)
-    return late, known
+    call = np.asarray(ctx.analysed.links.launch[rows], dtype=np.int64)
+    known = call >= 0
+    began = t.ts_ns[rows[known]].astype(np.float64) - gaps[known]
+    late = t.ts_ns[call[known]].astype(np.int64) >= np.ceil(began).astype(np.int64)
+    return int(late.sum()), int(known.sum())
 
 
 def odd_instances(ctx: RegionContext) -> list[Finding]:
     """Instances with another GPU event sequence, or a time far from the median."""
     if len(ctx.instances) < 3:
         return []
-    t = ctx.trace
     found: list[Finding] = []
     if ctx.has_gpu:
-        sigs = [tuple(t.name(r) for r in ctx.gpu_rows(v).tolist()) for v in ctx.instances]
-        common, _ = Counter(sigs).most_common(1)[0]
-        rows, hit = [], []
-        for v, sig in zip(ctx.instances, sigs, strict=True):
-            if sig == common:
-                continue
-            hit.append(v.index)
-            k = next((i for i, (a, b) in enumerate(zip(sig, common, strict=False)) if a != b),
-                     min(len(sig), len(common)))
-            gpu = ctx.gpu_rows(v)
-            row = int(gpu[k]) if k < gpu.shape[0] else v.row
-            rows.append(ctx.evidence(row, v, f"{len(sig)} GPU events, most instances have "
-                                               f"{len(common)}"))
-        if hit:
-            found.append(Finding(
-                id="odd-instance", severity="medium", region=ctx.region, instances=tuple(hit),
-                title=f"{len(hit)} instance(s) ran another kernel sequence",
-                detail="most instances launch the same GPU events; these differ (warm-up, "
-                       "autotuning, a recompile or a data-dependent path)",
-                evidence=limit(rows),
-                suggestion="profile after more warm-up steps, or look at what differs",
-            ))
+        odd = _odd_sequences(ctx)
+        if odd is not None:
+            found.append(odd)
     basis = "GPU" if ctx.has_gpu else "CPU"
-    times = [v.device_ns if ctx.has_gpu else v.cpu_ns for v in ctx.instances]
+    column = instance_column(ctx.instances, "device_ns") if ctx.has_gpu else _cpu_ns(ctx)
+    times = column.tolist()
     import statistics  # here: a reopen reads its findings from the index (findings.py)
 
     median = statistics.median(times)
-    far = [(v, x) for v, x in zip(ctx.instances, times, strict=True)
-           if abs(x - median) > max(ODD_FRACTION * median, ODD_MIN_US * 1e3)]
+    # int - float and int > float as Python does them (exact below 2**53 ns: 104 days)
+    far = np.flatnonzero(np.abs(column - median)
+                         > max(ODD_FRACTION * median, ODD_MIN_US * 1e3)).tolist()
     if far:
+        index = instance_column(ctx.instances, "index")[far].tolist()
         found.append(Finding(
             id="odd-instance", severity="medium", region=ctx.region,
-            instances=tuple(v.index for v, _ in far),
+            instances=tuple(index),
             title=f"{len(far)} instance(s) with a {basis} time far from the median "
                   f"({fmt_ns(median)})",
-            detail=", ".join(f"#{v.index}: {fmt_ns(x)}" for v, x in far),
+            detail=", ".join(f"#{i}: {fmt_ns(times[k])}" for i, k in zip(index, far,
+                                                                          strict=True)),
             evidence=limit([ctx.evidence(v.row, v,
-                                         f"{basis} {fmt_ns(x)} vs median {fmt_ns(median)}")
-                            for v, x in far[:MAX_EVIDENCE]]),
+                                         f"{basis} {fmt_ns(times[k])} vs median {fmt_ns(median)}")
+                            for k in far[:MAX_EVIDENCE] if (v := ctx.instances[k]) is not None]),
             suggestion="exclude warm-up instances (profiler schedule warmup) and check for "
                        "contention or clock changes",
         ))
     return found
+
+
+def _cpu_ns(ctx: RegionContext) -> np.ndarray:
+    """``RegionInstance.cpu_ns`` of every instance (from the columns)."""
+    return instance_column(ctx.instances, "end_ns") - instance_column(ctx.instances, "start_ns")
+
+
+def _odd_sequences(ctx: RegionContext) -> Finding | None:
+    """The instances whose GPU events' names are not the most common sequence (the one
+    most instances have; of equally common ones, the first seen), compared for all
+    instances at once (``finding_batch.group_by_sequence``)."""
+    t, b = ctx.trace, ctx.batch
+    ptr = b.inst_ptr
+    code = group_by_sequence(t, b.rows, ptr)
+    counts = np.bincount(code)
+    distinct, first_seen = np.unique(code, return_index=True)
+    top = counts[distinct]
+    best = distinct[top == top.max()]
+    common = int(best[np.argmin(first_seen[top == top.max()])])
+    odd = np.flatnonzero(code != common).tolist()
+    if not odd:
+        return None
+    model = int(np.flatnonzero(code == common)[0])
+    sig = t.name_id[b.rows[ptr[model] : ptr[model + 1]]].tolist()
+    common_names = [t.strings[i] for i in sig]
+    rows = []
+    for k in odd[:MAX_EVIDENCE]:  # the evidence kept
+        v, gpu = ctx.instances[k], b.rows[ptr[k] : ptr[k + 1]]
+        names = [t.name(r) for r in gpu.tolist()]
+        at = next((i for i, (x, y) in enumerate(zip(names, common_names, strict=False))
+                   if x != y), min(len(names), len(common_names)))
+        row = int(gpu[at]) if at < gpu.shape[0] else v.row
+        rows.append(ctx.evidence(row, v, f"{len(names)} GPU events, most instances have "
+                                         f"{len(common_names)}"))
+    return Finding(
+        id="odd-instance", severity="medium", region=ctx.region,
+        instances=tuple(index_of(ctx, odd)),
+        title=f"{len(odd)} instance(s) ran another kernel sequence",
+        detail="most instances launch the same GPU events; these differ (warm-up, "
+               "autotuning, a recompile or a data-dependent path)",
+        evidence=limit(rows),
+        suggestion="profile after more warm-up steps, or look at what differs",
+    )

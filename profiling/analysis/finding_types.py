@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.attention_flops import AttentionWork
+from profiling.analysis.chains import InstanceLaunches, batch_launches
 from profiling.analysis.launch_chain import Launch, chain_names
-from profiling.analysis.regions import RegionInstance, cpu_rows_of
+from profiling.analysis.regions import RegionInstance, cpu_rows_flat
+from profiling.analysis.stored_regions import instance_column
 from profiling.trace.model import Kind, Trace
 
 SEVERITIES = ("high", "medium", "low")
@@ -96,11 +98,10 @@ class RegionContext:
 
     analysed: AnalysedTrace
     region: str
-    instances: list[RegionInstance]
+    instances: Sequence[RegionInstance]  # a list, or a stored table's ``InstanceRange``
     work: AttentionWork | None
     input_dtype: str | None  # bf16 / fp16 / fp32 / None, of the attention inputs
     has_gpu: bool
-    _cpu_rows: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def trace(self) -> Trace:
@@ -114,17 +115,44 @@ class RegionContext:
     def prepare(self) -> None:
         """Compute every instance's CPU rows and launches in a few vectorised passes
         (instead of one small pass per instance per rule: seconds at 38,400 instances)."""
-        self.analysed.launch_batch(self.instances)
-        missing = [v for v in self.instances if v.row not in self._cpu_rows]
-        for v, rows in zip(missing, cpu_rows_of(self.trace, missing), strict=True):
-            self._cpu_rows[v.row] = rows
+        _ = self.batch, self.cpu_flat
+
+    @functools.cached_property
+    def batch(self) -> InstanceLaunches:
+        """Every instance's GPU rows and launch chains (in ``instances`` order), as the
+        arrays the rules read for all instances at once."""
+        return self.analysed.launch_batch(self.instances)
+
+    @functools.cached_property
+    def gpu_owner(self) -> np.ndarray:
+        """The position (in ``instances``) of the instance of each entry of ``batch.rows``."""
+        return self.batch.owner()
+
+    @functools.cached_property
+    def cpu_flat(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, ptr): every instance's CPU rows (``RegionInstance.cpu_rows``) one after
+        another; instance ``k``'s are ``rows[ptr[k]:ptr[k+1]]``."""
+        rows, owner = cpu_rows_flat(self.trace, self.instances)
+        counts = np.bincount(owner, minlength=len(self.instances))
+        return rows, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    @functools.cached_property
+    def cpu_owner(self) -> np.ndarray:
+        """The position of the instance of each entry of ``cpu_flat``'s rows."""
+        ptr = self.cpu_flat[1]
+        return np.repeat(np.arange(len(self.instances), dtype=np.int64), np.diff(ptr))
+
+    @functools.cached_property
+    def _position(self) -> dict[int, int]:
+        return {row: k for k, row in enumerate(instance_column(self.instances, "row").tolist())}
 
     def cpu_rows(self, inst: RegionInstance) -> np.ndarray:
-        """``RegionInstance.cpu_rows``, kept for the rules that ask again and again."""
-        rows = self._cpu_rows.get(inst.row)
-        if rows is None:
-            rows = self._cpu_rows[inst.row] = inst.cpu_rows(self.trace)
-        return rows
+        """``RegionInstance.cpu_rows``, cut from ``cpu_flat``."""
+        k = self._position.get(inst.row)
+        if k is None:
+            return inst.cpu_rows(self.trace)
+        rows, ptr = self.cpu_flat
+        return rows[int(ptr[k]) : int(ptr[k + 1])]
 
     def op_rows(self, inst: RegionInstance) -> np.ndarray:
         """The instance's ``cpu_op`` rows (``RegionInstance.op_rows``)."""
@@ -133,10 +161,15 @@ class RegionContext:
 
     def launches(self, inst: RegionInstance) -> tuple[Launch, ...]:
         """The instance's GPU events and their launch chains, in GPU start order."""
-        return self.analysed.launches(inst)
+        k = self._position.get(inst.row)
+        return self.analysed.launches(inst) if k is None else batch_launches(self.batch, k)
 
     def gpu_rows(self, inst: RegionInstance) -> np.ndarray:
-        return self.analysed.gpu_rows(inst)
+        k = self._position.get(inst.row)
+        if k is None:
+            return self.analysed.gpu_rows(inst)
+        ptr = self.batch.inst_ptr
+        return self.batch.rows[int(ptr[k]) : int(ptr[k + 1])]
 
     def evidence(self, row: int, inst: RegionInstance | None = None, note: str = "",
                  chain: Sequence[int] = ()) -> EvidenceRow:

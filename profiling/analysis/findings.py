@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import msgspec
+import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace, as_analysed
 from profiling.analysis.attention_flops import attention_work
@@ -64,6 +65,7 @@ from profiling.analysis.finding_types import (
     TraceFindings,
 )
 from profiling.analysis.regions import STEP_GROUP, RegionInstance
+from profiling.analysis.stored_regions import instance_column
 from profiling.trace.model import Trace
 from profiling.trace.op_inputs import dtype_family
 
@@ -76,22 +78,24 @@ RULES: tuple[Rule, ...] = (memcpy_out_of_place, fp32_upcast, mask_rebuilt, sync_
 
 
 def region_context(analysed: AnalysedTrace, region: str,
-                   instances: list[RegionInstance]) -> RegionContext:
+                   instances: Sequence[RegionInstance]) -> RegionContext:
     """The shared facts of one region: its instances, attention work and input dtype."""
     trace = analysed.trace
-    work = attention_work(trace, region, instances[-1].cpu_rows(trace)) if instances else None
+    last = instances[-1] if len(instances) else None
+    work = attention_work(trace, region, last.cpu_rows(trace)) if last is not None else None
     dtype = dtype_family(work.dtype) if work is not None else None
-    if dtype is None and instances:
-        dtype = input_dtype_from_ops(trace, instances[-1])
+    if dtype is None and last is not None:
+        dtype = input_dtype_from_ops(trace, last)
+    events = sum(instance_column(instances, f) for f in ("kernels", "memcpys", "memsets"))
     return RegionContext(analysed, region, instances, work, dtype,
-                         has_gpu=any(i.gpu_events for i in instances))
+                         has_gpu=bool(np.any(events)))
 
 
 def region_findings(analysed: AnalysedTrace | Trace, region: str) -> list[Finding]:
     """Every rule's findings for one region (empty when the region has no instance)."""
     a = as_analysed(analysed)
-    instances = a.instances(region)
-    if not instances:
+    instances = a.lazy_instances(region)  # read by column: no object per instance
+    if not len(instances):
         return []
     ctx = region_context(a, region, instances)
     ctx.prepare()

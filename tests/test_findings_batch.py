@@ -1,0 +1,148 @@
+"""The findings rules over every instance at once (``finding_batch``, the region's
+launch batch) give what the per-instance rules gave (``tests/findings_reference*``,
+each instance's chains walked by ``launch_chain``): the same findings, instances,
+evidence and text, on handmade traces made to raise every rule (many instances,
+mixed), the synthetic variants, the samples and the real traces."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profiling.analysis import finding_rules as new_rules
+from profiling.analysis import finding_timing as new_timing
+from profiling.analysis.analysed import STORED_BATCH, AnalysedTrace
+from profiling.analysis.chains import batch_launches, decode_launches, encode_launches
+from profiling.analysis.findings import region_context
+from profiling.analysis.regions import STEP_GROUP
+from profiling.trace.loader import load_trace
+from tests import findings_reference as old_rules
+from tests import findings_reference_timing as old_timing
+from tests.conftest import REPO, SAMPLE_TRACES, real_trace_files
+from tests.findings_reference import BruteContext
+from tests.test_compare_fixtures import (
+    TREES,
+    Builder,
+    Launch,
+    Op,
+    Sync,
+    fused_tree,
+    math_tree,
+    naive_tree,
+    variant_doc,
+    write_doc,
+)
+
+PAIRS = [(new_rules.memcpy_out_of_place, old_rules.memcpy_out_of_place),
+         (new_rules.fp32_upcast, old_rules.fp32_upcast),
+         (new_rules.mask_rebuilt, old_rules.mask_rebuilt),
+         (new_timing.sync_in_region, old_timing.sync_in_region),
+         (new_timing.launch_bound, old_timing.launch_bound),
+         (new_timing.gpu_idle_gaps, old_timing.gpu_idle_gaps),
+         (new_timing.odd_instances, old_timing.odd_instances)]
+
+
+def regions_of(a: AnalysedTrace) -> list[str]:
+    names = list(a.attention_regions) or [n for n in a.regions.names() if n == STEP_GROUP]
+    return names + [n for n in a.regions.names()[:3] if n not in names]
+
+
+def check_rules(trace) -> set[str]:  # noqa: ANN001
+    """Every rule, batched and per instance, on every region looked at; the ids raised."""
+    a = AnalysedTrace(trace)
+    raised: set[str] = set()
+    for region in regions_of(a):
+        for instances in (a.lazy_instances(region), a.instances(region)):
+            if not len(instances):
+                continue
+            ctx = region_context(a, region, instances)
+            ctx.prepare()
+            old = region_context(a, region, list(instances))
+            brute = BruteContext(a, region, old.instances, old.work, old.input_dtype, old.has_gpu)
+            for new_rule, old_rule in PAIRS:
+                got = new_rule(ctx)
+                assert got == old_rule(brute), (region, new_rule.__name__)
+                raised |= {f.id for f in got}
+    return raised
+
+
+def mixed_trace(tmp_path: Path, dtype: str | None = None, seed: int = 0,
+                n: int = 40) -> Path:
+    """Many instances of several kinds in a random order: out-of-place copies, other
+    copies, syncs, masks, idle gaps, extra kernels, slow instances."""
+    rng = random.Random(seed)
+    host_gap = [Op("aten::mm", [Launch("gemm_a", 100)]), Sync("cudaGetDeviceProperties", 200),
+                Op("aten::mm", [Launch("gemm_b", 100)])]
+    copy = [Op("aten::add", [Op("aten::copy_", [Launch("Memcpy DtoD (Device -> Device)", 3.0,
+                                                       "gpu_memcpy", "cudaMemcpyAsync")])])]
+    kinds = [naive_tree, math_tree, lambda: fused_tree("sdpa_flash"), lambda: host_gap,
+             lambda: fused_tree("sdpa_flash") + copy,
+             lambda: fused_tree("sdpa_flash") + [Op("aten::item", [Sync("cudaStreamSynchronize",
+                                                                         40)])],
+             lambda: [Op("attn", [Launch("flash_fwd", rng.choice([95.0, 300.0]))])]]
+    b = Builder()
+    for _ in range(n):
+        b.region(rng.choice(kinds)())
+    doc = b.document("sdpa_math", dtype=dtype or "bf16")
+    if dtype:
+        doc["attn_tui"]["config"]["dtype"] = dtype
+    return write_doc(tmp_path / f"mixed{seed}.json", doc)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_batched_rules_equal_the_per_instance_rules_on_mixed_traces(tmp_path: Path,
+                                                                    seed: int) -> None:
+    raised = check_rules(load_trace(mixed_trace(tmp_path, "fp16", seed), use_cache=False))
+    assert {"memcpy-out-of-place", "mask-rebuilt", "fp32-upcast", "sync-in-region",
+            "odd-instance"} <= raised
+
+
+def test_copies_with_no_out_of_place_op_and_small_regions(tmp_path: Path) -> None:
+    copy = [Op("aten::add", [Op("aten::copy_", [Launch("Memcpy HtoD (Pageable -> Device)", 3.0,
+                                                       "gpu_memcpy", "cudaMemcpyAsync")])])]
+    b = Builder()
+    for _ in range(5):
+        b.region(fused_tree("sdpa_flash") + copy)
+    path = write_doc(tmp_path / "copy.json", b.document(None))
+    assert "memcpy-in-region" in check_rules(load_trace(path, use_cache=False))
+    for variant in TREES:
+        doc = variant_doc(variant, instances=2)
+        check_rules(load_trace(write_doc(tmp_path / f"{variant}.json", doc), use_cache=False))
+
+
+def test_cpu_only_instances(tmp_path: Path) -> None:
+    """No GPU event: fp32-upcast reads the instances' own ops (the CPU oracle traces)."""
+    folder = REPO / "tests" / "oracles" / "cpu"
+    paths = sorted(folder.glob("*.trace.json.gz")) if folder.is_dir() else []
+    if not paths:
+        pytest.skip("CPU oracle traces absent")
+    for path in paths:
+        check_rules(load_trace(path, use_cache=False))
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLE_TRACES.glob("*.json.gz")) + real_trace_files(),
+                         ids=lambda p: p.name)
+def test_batched_rules_on_samples_and_real_traces(path: Path) -> None:
+    check_rules(load_trace(path, use_cache=False))
+
+
+def test_launch_batch_kept_and_read_back(tmp_path: Path) -> None:
+    """A region's batch is stored as arrays and read back equal; a copy that does not
+    fit the trace or the instances is refused (recomputed), never used."""
+    trace = load_trace(mixed_trace(tmp_path, n=STORED_BATCH + 6), use_cache=False)
+    a = AnalysedTrace(trace)
+    instances = a.instances("attn_fwd")
+    batch = a.launch_batch(instances)
+    arrays, _ = encode_launches(batch)
+    back = decode_launches(trace, arrays, len(instances))
+    for k, inst in enumerate(instances):
+        assert batch_launches(back, k) == a.launches(inst)
+        assert a.gpu_rows(inst).tolist() == inst.gpu_rows(trace, a.links).tolist()
+    with pytest.raises(ValueError):
+        decode_launches(trace, arrays, len(instances) + 1)
+    bad = dict(arrays, chain=np.asarray(arrays["chain"]) + len(trace))
+    with pytest.raises(ValueError):
+        decode_launches(trace, bad, len(instances))
