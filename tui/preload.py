@@ -50,6 +50,10 @@ class _Load:
             self.session = load(self.path, self._progress, no_cache=no_cache)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting pane
             self.error = exc
+        else:
+            from tui.first_screen import prepare  # its imports, too, off the UI thread
+
+            prepare(self.session)
         finally:
             self.done.set()
 

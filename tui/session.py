@@ -40,6 +40,7 @@ class Session:
     ops_error: str = ""
     analysed: bool = False  # regions and ops are set (read them only once this is True)
     file_state: FileState | None = None  # the file as it was when loading began
+    timeline: Any = None  # its first TimelineModel, made on the loading thread (tui.first_screen)
 
     @property
     def trace(self) -> Trace:

@@ -19,10 +19,11 @@ from textual.widgets import ContentSwitcher, Label, ProgressBar, Static
 from profiling.analysis.ranks import rank_text, trace_rank  # noqa: F401  (pure; moved)
 from tui.details import loader_notes
 from tui.file_watch import POLL_SECONDS, FileState, change, change_message
+from tui.first_screen import prepare, take
 from tui.fmt import fmt_count, fmt_ns
 from tui.gc_settle import freeze_long_lived, thaw
 from tui.guard import ReportsErrors
-from tui.job_session import fold_for_job, job_of
+from tui.job_session import job_of
 from tui.marks import cursor_ns, distance_text
 from tui.names import visible
 from tui.search import Query, QueryError, find, next_match, parse_query
@@ -121,6 +122,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; 
         except BaseException as exc:  # noqa: BLE001 - every failure becomes one line
             self._post(self._failed, error_line(exc))
             return
+        prepare(session)  # the first screen's tracks, here rather than on the UI thread
         self._post(self._loaded, session)
 
     def _post(self, fn: Callable, *args) -> None:
@@ -170,8 +172,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; 
     async def _loaded(self, session: Session) -> None:
         try:
             self.session = session
-            self.model = TimelineModel(session.trace, session.links)
-            fold_for_job(self.model)  # a job: its ranks compact
+            self.model = take(session)  # made on the loading thread (a job: ranks compact)
             timeline = self._make_view("timeline")
             timeline.display = False
             await self.query_one("#views", ContentSwitcher).mount(timeline)

@@ -1,0 +1,78 @@
+"""The first screen's model and tracks are made on the loading thread (tui.first_screen).
+
+The pane must open with the same rows, folds and window as a model made on the UI
+thread, find the first screen's tracks already built (the point of the move), and
+take the model only once (a model is one pane's state)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.job_fixtures import straggler_job
+from tui.first_screen import first_model, new_model, prepare, screen_rows, take
+from tui.job_session import open_targets
+from tui.preload import Preloads
+from tui.timeline_model import track_key
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_traces" / "naive.json.gz"
+
+
+def _session(paths: list[str]):  # noqa: ANN202 - a Session
+    targets, load = open_targets(paths)
+    return Preloads(targets, load=load, no_cache=True).loader(targets[0], no_cache=True)
+
+
+def _first_keys(model) -> set[tuple]:  # noqa: ANN001
+    keys = (track_key(spec) for spec in model.rows[: screen_rows()])
+    return {k for k in keys if k is not None}
+
+
+def test_a_preloaded_session_comes_with_its_first_screen_built() -> None:
+    session = _session([str(SAMPLE)])
+    model = session.timeline
+    assert model is not None  # made by the preload thread, before the app asked
+    built = set(model.cache._tracks)
+    assert _first_keys(model) <= built  # every track of the first screen is there
+    fresh = new_model(session)
+    assert [s.key for s in model.rows] == [s.key for s in fresh.rows]
+    assert (model.viewport.start, model.viewport.total) == (
+        fresh.viewport.start,
+        fresh.viewport.total,
+    )
+    assert take(session) is model
+    assert session.timeline is None  # handed over once
+    again = take(session)  # a second pane gets a model of its own
+    assert again is not model and [s.key for s in again.rows] == [s.key for s in model.rows]
+
+
+def test_a_job_is_prepared_compact_like_the_pane_shows_it(tmp_path: Path) -> None:
+    session = _session(straggler_job(tmp_path, slow=1))
+    model = session.timeline
+    assert model is not None and session.job is not None
+    assert not model.folds.lanes_open  # fold_for_job: every lane on one row
+    assert _first_keys(model) <= set(model.cache._tracks)
+    fresh = new_model(session)
+    assert [s.key for s in model.rows] == [s.key for s in fresh.rows]
+    for key in _first_keys(model):  # the same tracks as built on demand
+        a, b = model.cache.build(key), fresh.cache.build(key)
+        assert (a.rows == b.rows).all() and (a.maxend == b.maxend).all()
+
+
+def test_a_failing_preparation_leaves_it_to_the_pane() -> None:
+    class Broken:
+        timeline = None
+
+        @property
+        def trace(self):  # noqa: ANN202
+            raise RuntimeError("no trace")
+
+    broken = Broken()
+    prepare(broken)  # type: ignore[arg-type]
+    assert broken.timeline is None
+    session = _session([str(SAMPLE)])
+    session.timeline = None
+    prepare(session)
+    assert session.timeline is not None and _first_keys(session.timeline) <= set(
+        session.timeline.cache._tracks
+    )
+    assert first_model(session).rows  # the same, made directly

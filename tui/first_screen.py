@@ -1,0 +1,56 @@
+"""The timeline a pane opens with, made on the loading thread (no Textual here).
+
+A pane's first frame needs its timeline model and the tracks of the rows on the
+first screen.  Made on the UI thread once the load is done, they come after
+both: on a job of eight 1 GB ranks the first screen (every rank's lanes folded)
+is tracks over 25 M rows, a fifth of a second on 16 cores.  Made on the thread
+that loaded the trace, right after the load, they overlap the app's own start
+(importing Textual and composing its screen, about half a second), and the pane
+finds them ready.  The tracks are numpy work that releases the GIL, so the UI
+thread does not wait for them meanwhile.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from tui.job_session import fold_for_job
+from tui.session import Session
+from tui.timeline_model import TimelineModel
+
+
+def new_model(session: Session) -> TimelineModel:
+    """The model a pane opens ``session`` with: a job's ranks compact (``fold_for_job``)."""
+    model = TimelineModel(session.trace, session.links)
+    fold_for_job(model)
+    return model
+
+
+def first_model(session: Session) -> TimelineModel:
+    """``new_model`` with the tracks of its first screen built."""
+    model = new_model(session)
+    model.prefetch(0, screen_rows())
+    return model
+
+
+def screen_rows() -> int:
+    """How many rows the first screen can show at most: the terminal's height (the
+    timeline has fewer, below the tabs and the header); 50 without a terminal."""
+    return shutil.get_terminal_size((80, 50)).lines
+
+
+def prepare(session: Session) -> None:
+    """Make ``session.timeline`` (``first_model``) unless it is there.  A failure is
+    left for the pane, which makes the model again and reports it as its error line."""
+    try:
+        if session.timeline is None:
+            session.timeline = first_model(session)
+    except Exception:  # noqa: BLE001 - the pane retries and says what went wrong
+        pass
+
+
+def take(session: Session) -> TimelineModel:
+    """The prepared model, handed over once (a model holds one pane's state: folds,
+    cursor, window), else a new one made now (its first frame builds its tracks)."""
+    model, session.timeline = session.timeline, None
+    return model if model is not None else new_model(session)
