@@ -15,7 +15,12 @@ import pytest
 from profiling.analysis import finding_rules as new_rules
 from profiling.analysis import finding_timing as new_timing
 from profiling.analysis.analysed import STORED_BATCH, AnalysedTrace
-from profiling.analysis.chains import batch_launches, decode_launches, encode_launches
+from profiling.analysis.chains import (
+    batch_launches,
+    decode_launches,
+    encode_launches,
+    launch_chains,
+)
 from profiling.analysis.findings import region_context
 from profiling.analysis.regions import STEP_GROUP
 from profiling.trace.loader import load_trace
@@ -146,3 +151,17 @@ def test_launch_batch_kept_and_read_back(tmp_path: Path) -> None:
     bad = dict(arrays, chain=np.asarray(arrays["chain"]) + len(trace))
     with pytest.raises(ValueError):
         decode_launches(trace, bad, len(instances))
+
+
+def test_chains_of_some_rows_are_those_of_every_row(tmp_path: Path) -> None:
+    """``launch_chains`` of a region's GPU rows only (a batch on a trace whose chains are
+    not built yet) gives each of those rows the ops the whole table gives it."""
+    a = AnalysedTrace(load_trace(mixed_trace(tmp_path, seed=5), use_cache=False))
+    every = launch_chains(a.trace, a.links, a.ops)
+    some_rows = every.gpu[::3]
+    some = launch_chains(a.trace, a.links, a.ops, some_rows[::-1])
+    assert some.gpu.tolist() == some_rows.tolist()
+    for lo_hi_all, lo_hi in zip(zip(*every.spans(some_rows), strict=True),
+                                zip(*some.spans(some_rows), strict=True), strict=True):
+        assert every.ops[slice(*lo_hi_all)].tolist() == some.ops[slice(*lo_hi)].tolist()
+    assert any(hi > lo for lo, hi in zip(*some.spans(some_rows), strict=True))

@@ -39,6 +39,7 @@ from profiling.analysis.key_averages import KeyAverages, key_averages
 from profiling.analysis.launch_chain import Launch, launch_chain
 from profiling.analysis.links import Links, OpTree, link_gpu_events
 from profiling.analysis.op_dtypes import OpDtypes, op_dtypes
+from profiling.analysis.ranges import concat_ranges
 from profiling.analysis.regions import RegionInstance, Regions, find_regions
 from profiling.analysis.stored_regions import StoredRegions, instance_column
 from profiling.trace.model import Trace
@@ -240,7 +241,14 @@ class AnalysedTrace:
 
     def _batch_of(self, instances: Sequence[RegionInstance]) -> InstanceLaunches:
         def build() -> InstanceLaunches:
-            return instance_launches(self.trace, self.links, self.chains, instances)
+            if self.ready("chains"):
+                chains = self.chains
+            else:  # only the GPU rows asked about
+                lo = instance_column(instances, "launch_lo")
+                hi = instance_column(instances, "launch_hi")
+                rows = self.links.by_launch[concat_ranges(lo, hi)]
+                chains = launch_chains(self.trace, self.links, self.ops, rows)
+            return instance_launches(self.trace, self.links, chains, instances)
 
         if len(instances) < STORED_BATCH:
             return build()

@@ -54,9 +54,13 @@ class LaunchChains:
         return self.ptr[pos], self.ptr[pos + 1]
 
 
-def launch_chains(trace: Trace, links: Links, ops: OpTree) -> LaunchChains:
-    """Every GPU event's ops, climbing the op tree one level per step for all at once."""
-    gpu = np.sort(links.gpu_rows).astype(np.int64)
+def launch_chains(trace: Trace, links: Links, ops: OpTree,
+                  rows: np.ndarray | None = None) -> LaunchChains:
+    """Every GPU event's ops, climbing the op tree one level per step for all at once;
+    of the GPU events ``rows`` only, when given (a region's: ``AnalysedTrace.launch_batch``
+    on a trace whose chains are not computed yet climbs only from the rows it needs)."""
+    gpu = np.unique(np.asarray(rows, dtype=np.int64)) if rows is not None else \
+        np.sort(links.gpu_rows).astype(np.int64)
     start = links.op[gpu]
     n = gpu.shape[0]
     if n == 0 or ops.rows.shape[0] == 0:
@@ -180,10 +184,18 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     return InstanceLaunches(inst_ptr, rows, chain_ptr, chain)
 
 
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """Rows and offsets as int32 where they fit: half the bytes to write, map and check."""
+    values = np.asarray(values)
+    if values.size == 0 or int(values.max()) < 2**31 - 1:
+        return values.astype(np.int32)
+    return values
+
+
 def encode_launches(batch: InstanceLaunches) -> tuple[dict[str, np.ndarray], None]:
     """A batch's arrays, to keep with the index (``AnalysedTrace.launch_batch``)."""
-    return {"inst_ptr": batch.inst_ptr, "rows": batch.rows, "chain_ptr": batch.chain_ptr,
-            "chain": batch.chain}, None
+    return {"inst_ptr": _narrow(batch.inst_ptr), "rows": _narrow(batch.rows),
+            "chain_ptr": _narrow(batch.chain_ptr), "chain": _narrow(batch.chain)}, None
 
 
 def decode_launches(trace: Trace, arrays: dict[str, np.ndarray],
@@ -193,6 +205,8 @@ def decode_launches(trace: Trace, arrays: dict[str, np.ndarray],
     recomputed, never used to index the trace)."""
     inst_ptr, rows = arrays["inst_ptr"], arrays["rows"]
     chain_ptr, chain = arrays["chain_ptr"], arrays["chain"]
+    if any(a.dtype not in (np.int32, np.int64) for a in (inst_ptr, rows, chain_ptr, chain)):
+        raise ValueError("stored rows of the wrong type")
     for values in (rows, chain):
         if values.ndim != 1 or (values.size and (int(values.min()) < 0
                                                  or int(values.max()) >= len(trace))):
@@ -202,4 +216,5 @@ def decode_launches(trace: Trace, arrays: dict[str, np.ndarray],
         if (ptr.ndim != 1 or ptr.shape[0] != count + 1 or int(ptr[0]) != 0
                 or int(ptr[-1]) != total or bool(np.any(np.diff(ptr) < 0))):
             raise ValueError("stored run boundaries damaged")
-    return InstanceLaunches(inst_ptr, rows, chain_ptr, chain)
+    wide = [np.asarray(a, dtype=np.int64) for a in (inst_ptr, rows, chain_ptr, chain)]
+    return InstanceLaunches(*wide)  # int64, as computed: no reader sees another type
