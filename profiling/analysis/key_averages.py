@@ -13,7 +13,7 @@ profiler_util.py (``EventList._populate_cpu_children``, ``_remove_dup_nodes``,
   table.  torch 2.13 makes them events of their own (rows, and parents of the
   ops they call); ``python_functions=True`` reproduces that newer table.  The
   trace does not say which torch wrote it, so the caller chooses.
-* Host events nest per thread with torch's stack rule (``nesting.nest``);
+* Host events nest per thread with torch's stack rule (``nesting.parents``);
   ``self_cpu`` is a slice's duration minus its children's.
 * Device time (``device_time``): a device slice belongs to a host event only
   through its launching call (same correlation, same process) and the op
@@ -44,8 +44,9 @@ import numpy as np
 
 from profiling.analysis.async_events import set_apart
 from profiling.analysis.device_time import frontend_ids, own_device_time, place_overhead
+from profiling.analysis.event_groups import Events, group_totals
 from profiling.analysis.links import Links, category_mask, link_gpu_events
-from profiling.analysis.nesting import Nesting, nest, subtree_sums
+from profiling.analysis.nesting import ancestor_sums, parents
 from profiling.trace.model import DEVICE_TYPE_NAMES, NO_ID, Kind, Trace
 
 FILTERED_NAMES = frozenset(
@@ -165,40 +166,47 @@ def key_averages(trace: Trace, *, python_functions: bool = False,
     device = _device_events(trace)
     attachable = device[trace.kind[device] != Kind.GPU_ANNOTATION]
     frontend = frontend_ids(trace, h.rows, h.given_id)
-    own = own_device_time(trace, h.rows, h.lane, frontend, h.nesting.parent, attachable,
+    own = own_device_time(trace, h.rows, h.lane, frontend, h.parent, attachable,
                           links if links is not None else link_gpu_events(trace))
     key_ids, key_of_string = _keys(trace)
     h_key = key_of_string[trace.name_id[h.rows]] if h.rows.shape[0] else np.zeros(0, np.int64)
-    alive, new_parent, own = _remove_dup_nodes(h.nesting.parent, h_key, own)
+    alive, new_parent, own = _remove_dup_nodes(h.parent, h_key, own)
     h_dur = trace.dur_ns[h.rows]
     child_dur = np.zeros(h.rows.shape[0], dtype=np.int64)
     kids = np.flatnonzero(alive & (new_parent >= 0))
     np.add.at(child_dur, new_parent[kids], h_dur[kids])
     child_dur[h.is_async] = h_dur[h.is_async]  # async: no self time (async_events.py)
-    events = _Events.concat(
-        _Events.of_host(trace, h.rows[alive], h_key[alive], h_dur[alive] - child_dur[alive],
-                        own[alive], subtree_sums(own, h.nesting.stop)[alive]),
-        _Events.of_device(trace, device, key_of_string),
-        _Events.of_memory(trace, _memory_rows(trace, h.rows), key_of_string),
-    )
-    rows = _group(events, list(key_ids))
+    h_self = np.subtract(h_dur, child_dur, out=child_dur)
+    h_total = ancestor_sums(own, h.parent)
+    if not alive.all():  # torch's merged duplicates are gone; most traces have none
+        keep = np.flatnonzero(alive)
+        rows, h_key, h_dur, h_self = h.rows[keep], h_key[keep], h_dur[keep], h_self[keep]
+        own, h_total = own[keep], h_total[keep]
+    else:
+        rows = h.rows
+    rows_ = _group(
+        [Events.of_host(trace, rows, h_key, h_dur, h_self, own, h_total),
+         Events.of_device(trace, device, key_of_string),
+         Events.of_memory(trace, _memory_rows(trace, h.rows), key_of_string)],
+        list(key_ids))
     return KeyAverages(
-        rows=rows,
-        self_cpu_time_total=sum(r.self_cpu_time_total for r in rows),
-        self_device_time_total=sum(r.self_device_time_total for r in rows
+        rows=rows_,
+        self_cpu_time_total=sum(r.self_cpu_time_total for r in rows_),
+        self_device_time_total=sum(r.self_device_time_total for r in rows_
                                    if r.device_type != "CPU" and not r.is_user_annotation),
-        has_device_time=any(r.self_device_time_total > 0 for r in rows),
+        has_device_time=any(r.self_device_time_total > 0 for r in rows_),
     )
 
 
 @dataclass(frozen=True)
 class _Host:
-    """The table's host events: rows, their (placed) lanes and ids, torch's nesting."""
+    """The table's host events: rows, their (placed) lanes and ids, their parents by
+    torch's nesting (``nesting.parents``)."""
 
     rows: np.ndarray
     lane: np.ndarray
     given_id: np.ndarray  # the id torch gives an overhead slice (NO_ID for the others)
-    nesting: Nesting
+    parent: np.ndarray
     is_async: np.ndarray  # c10d Work ranges: never nested, no self time
 
 
@@ -231,7 +239,7 @@ def _host_events(trace: Trace, python_functions: bool) -> _Host:
         host, lane, given = host[order], lane[order], given[order]
     host, lane, given, is_async = set_apart(trace, host, lane, given)
     start = trace.ts_ns[host]
-    return _Host(host, lane, given, nest(start, start + trace.dur_ns[host], lane), is_async)
+    return _Host(host, lane, given, parents(start, start + trace.dur_ns[host], lane), is_async)
 
 
 def _device_events(trace: Trace) -> np.ndarray:
@@ -281,77 +289,22 @@ def _remove_dup_nodes(parent: np.ndarray, key: np.ndarray,
     return ~dup, head, np.where(dup | absorbed, 0, own) + moved
 
 
-@dataclass(frozen=True)
-class _Events:
-    """Every event of the table as parallel columns (times in ns), ready to group."""
-
-    start: np.ndarray
-    end: np.ndarray
-    key: np.ndarray
-    on_device: np.ndarray
-    annotation: np.ndarray
-    cpu_self: np.ndarray
-    cpu_total: np.ndarray
-    dev_self: np.ndarray
-    dev_total: np.ndarray
-
-    @classmethod
-    def of_host(cls, trace: Trace, rows: np.ndarray, key: np.ndarray, cpu_self: np.ndarray,
-                dev_self: np.ndarray, dev_total: np.ndarray) -> _Events:
-        start, dur = trace.ts_ns[rows], trace.dur_ns[rows]
-        zero = np.zeros(rows.shape[0], dtype=np.int64)
-        ann = (trace.kind[rows] == Kind.USER_ANNOTATION).astype(np.int64)
-        return cls(start, start + dur, key, zero, ann, cpu_self, dur, dev_self, dev_total)
-
-    @classmethod
-    def of_device(cls, trace: Trace, rows: np.ndarray, key_of_string: np.ndarray) -> _Events:
-        start, dur = trace.ts_ns[rows], trace.dur_ns[rows]
-        zero = np.zeros(rows.shape[0], dtype=np.int64)
-        ann = (trace.kind[rows] == Kind.GPU_ANNOTATION).astype(np.int64)
-        key = key_of_string[trace.name_id[rows]]
-        device = np.maximum(trace.device_type[rows].astype(np.int64), 1)  # DeviceType, not CPU
-        return cls(start, start + dur, key, device, ann, zero, zero, dur, dur)
-
-    @classmethod
-    def of_memory(cls, trace: Trace, rows: np.ndarray, key_of_string: np.ndarray) -> _Events:
-        start = trace.ts_ns[rows]
-        zero = np.zeros(rows.shape[0], dtype=np.int64)
-        key = key_of_string[trace.name_id[rows]]
-        return cls(start, start, key, zero, zero, zero, zero, zero, zero)
-
-    @classmethod
-    def concat(cls, *parts: _Events) -> _Events:
-        names = cls.__dataclass_fields__
-        return cls(**{f: np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)
-                      for f in names})
-
-
-def _group(ev: _Events, key_strings: list[str]) -> list[KeyAverage]:
-    """Rows by (key, device, annotation) in order of first appearance (torch's dict order)."""
-    if ev.start.shape[0] == 0:
-        return []
-    order = np.lexsort((-ev.end, ev.start))
-    group = (ev.key * 8 + ev.on_device) * 2 + ev.annotation  # on_device: a DeviceType
-    uniq, first, inverse = np.unique(group[order], return_index=True, return_inverse=True)
-    g = np.empty_like(inverse)
-    g[order] = inverse.reshape(-1)  # group index of each event
-    count = np.bincount(g, minlength=uniq.shape[0])
-    sums = [np.bincount(g, weights=v.astype(np.float64), minlength=uniq.shape[0]) / 1000.0
-            for v in (ev.cpu_self, ev.cpu_total, ev.dev_self, ev.dev_total)]
-    rows = []
-    for gi in np.argsort(first, kind="stable").tolist():
-        code = int(uniq[gi])
-        rows.append(KeyAverage(
+def _group(parts: list[Events], key_strings: list[str]) -> list[KeyAverage]:
+    """Rows by (key, device, annotation) in order of first appearance (torch's dict
+    order), from ``event_groups.group_totals``: integer sums, divided once."""
+    return [
+        KeyAverage(
             key=key_strings[code >> 4],
             device_type=DEVICE_TYPE_NAMES[(code >> 1) & 7],
-            count=int(count[gi]),
-            self_cpu_time_total=float(sums[0][gi]),
-            cpu_time_total=float(sums[1][gi]),
-            self_device_time_total=float(sums[2][gi]),
-            device_time_total=float(sums[3][gi]),
+            count=count,
+            self_cpu_time_total=s0 / 1000.0,
+            cpu_time_total=s1 / 1000.0,
+            self_device_time_total=s2 / 1000.0,
+            device_time_total=s3 / 1000.0,
             is_user_annotation=bool(code & 1),
-        ))
-    return rows
+        )
+        for code, count, s0, s1, s2, s3 in group_totals(parts)
+    ]
 
 
 def _memory_rows(trace: Trace, host: np.ndarray) -> np.ndarray:
