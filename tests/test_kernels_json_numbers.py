@@ -29,3 +29,15 @@ def test_values_beyond_the_exact_range_take_repr_itself():
                np.array([-(10**17), 10**17 + 1], dtype=np.int64)):
         assert written(ns, "]") == [repr(v / 1000.0) + "]" for v in ns.tolist()]
     assert written(np.zeros(0, dtype=np.int64)) == []
+
+
+def test_small_integer_parts_from_the_table_and_beyond_it():
+    """Integer parts below ``SMALL_US`` are picked from a table; at and above it they
+    are written by ``repr``: both give the float's repr, at the edge too."""
+    from profiling.analysis.kernels_json import SMALL_US
+
+    edge = SMALL_US * 1000
+    for ns in (np.array([0, 1, 999, 1000, edge - 1], dtype=np.int64),
+               np.array([edge - 1, edge, edge + 999], dtype=np.int64),
+               np.arange(0, 5 * 10**6, 997, dtype=np.int64)):
+        assert written(ns, "}") == [repr(v / 1000.0) + "}" for v in ns.tolist()]

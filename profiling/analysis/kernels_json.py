@@ -120,16 +120,34 @@ def _fractions(suffix: str) -> np.ndarray:
                      for r in range(1000)])
 
 
-def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str], np.ndarray]:
+SMALL_US = 1 << 16
+"""Integer parts (µs) below this are picked from a table of their texts (``_int_texts``)
+rather than written by ``repr`` of the list and split again: two passes over the
+text saved per column, for a table of at most 65,536 short strings made once."""
+
+
+@functools.cache
+def _int_texts(size: int) -> np.ndarray:
+    """``str(i)`` for ``i`` in ``range(size)``, as an object array to pick from."""
+    return _objects([str(i) for i in range(size)])
+
+
+def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str] | np.ndarray, np.ndarray]:
     """``repr(n / 1000.0) + suffix`` of each integer ``n`` in two pieces (the integer
     part, then the rest): integers are written far faster than floats (``repr`` of
-    a list of ints, one C call), the rest is one of 1000 texts.  Values outside
+    a list of ints, one C call, or picked from ``_int_texts`` when small), the rest
+    is one of 1000 texts.  Values outside
     [0, ``EXACT_NS``) take ``repr`` of the float itself (``_floats``)."""
     ns = np.asarray(ns, dtype=np.int64)
     if ns.shape[0] == 0:
         return [], np.empty(0, dtype=object)
     if int(ns.min()) >= 0 and int(ns.max()) < EXACT_NS:
-        return repr((ns // 1000).tolist())[1:-1].split(", "), _fractions(suffix)[ns % 1000]
+        whole = ns // 1000
+        top = int(whole.max())
+        if top < SMALL_US:  # most times of a GPU listing: each picked from a table, in C
+            return _int_texts(max(1024, 1 << top.bit_length()))[whole], \
+                _fractions(suffix)[ns % 1000]
+        return repr(whole.tolist())[1:-1].split(", "), _fractions(suffix)[ns % 1000]
     rest = np.empty(ns.shape[0], dtype=object)
     rest[:] = suffix
     return _floats(ns / 1000.0), rest
