@@ -165,3 +165,27 @@ def test_chains_of_some_rows_are_those_of_every_row(tmp_path: Path) -> None:
                                 zip(*some.spans(some_rows), strict=True), strict=True):
         assert every.ops[slice(*lo_hi_all)].tolist() == some.ops[slice(*lo_hi)].tolist()
     assert any(hi > lo for lo, hi in zip(*some.spans(some_rows), strict=True))
+
+
+def test_kernel_columns_kept_and_read_back(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A region's ``kernels`` columns read back from their stored arrays give the same
+    listing, byte for byte; columns that do not fit the instances are refused."""
+    from profiling.analysis import instance_kernels as ik
+    from profiling.analysis import kernels_json as kj
+
+    trace = load_trace(mixed_trace(tmp_path, n=STORED_BATCH + 3), use_cache=False)
+    a = AnalysedTrace(trace)
+    instances = a.instances("attn_fwd")
+    cols = ik.kernel_columns(a, instances)
+    arrays, _ = ik._encode_columns(cols)
+    back = ik._decode_columns(trace, arrays, len(instances))
+    assert back.chains == cols.chains and back.chain.tolist() == cols.chain.tolist()
+    want = kj.kernels_json(a, instances)
+    monkeypatch.setattr(kj, "kernel_columns", lambda *_: back)
+    assert kj.kernels_json(a, instances) == want
+    with pytest.raises(ValueError):
+        ik._decode_columns(trace, arrays, len(instances) - 1)
+    with pytest.raises(ValueError):
+        ik._decode_columns(trace, dict(arrays, chain=np.asarray(arrays["chain"]) + 99),
+                           len(instances))

@@ -250,10 +250,9 @@ class AnalysedTrace:
                 chains = launch_chains(self.trace, self.links, self.ops, rows)
             return instance_launches(self.trace, self.links, chains, instances)
 
-        if len(instances) < STORED_BATCH:
+        key = batch_key(instances)
+        if key is None:
             return build()
-        rows = np.ascontiguousarray(instance_column(instances, "row"), dtype=np.int64)
-        key = hashlib.sha256(rows.view(np.uint8).data).hexdigest()[:24]
         return self.stored(f"launches:{key}", build, encode_launches,
                            lambda arrays, _doc: decode_launches(self.trace, arrays,
                                                                 len(instances)))
@@ -287,6 +286,15 @@ class AnalysedTrace:
     def launch_chain(self, gpu_row: int, within: int = -1) -> tuple[int, ...]:
         """The launch chain of one GPU row (``launch_chain.launch_chain``)."""
         return launch_chain(self.trace, self.links, self.ops, gpu_row, within)
+
+
+def batch_key(instances: Sequence[RegionInstance]) -> str | None:
+    """The name under which results about exactly these instances (in this order) are
+    kept with the index (a hash of their rows), or None for fewer than ``STORED_BATCH``."""
+    if len(instances) < STORED_BATCH:
+        return None
+    rows = np.ascontiguousarray(instance_column(instances, "row"), dtype=np.int64)
+    return hashlib.sha256(rows.view(np.uint8).data).hexdigest()[:24]
 
 
 def as_analysed(trace: Trace | AnalysedTrace) -> AnalysedTrace:

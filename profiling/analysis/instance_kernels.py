@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.analysed import AnalysedTrace, batch_key
 from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import RegionInstance
-from profiling.trace.model import NO_ID, Kind
+from profiling.trace.model import NO_ID, Kind, Trace
 
 KIND_NAMES = {Kind.KERNEL: "kernel", Kind.MEMCPY: "memcpy", Kind.MEMSET: "memset"}
 
@@ -98,11 +98,54 @@ class KernelColumns:
     chains: list[tuple[str, ...]]
     attribution: np.ndarray  # index into ATTRIBUTIONS
     first_ns: np.ndarray
+    chain_ids: np.ndarray  # each of ``chains`` as a row of name ids (-1 after its end)
 
 
 def kernel_columns(analysed: AnalysedTrace,
                    instances: Sequence[RegionInstance]) -> KernelColumns:
-    """The columns of ``kernels`` for every instance at once (see ``KernelColumns``)."""
+    """The columns of ``kernels`` for every instance at once (see ``KernelColumns``);
+    those of a region's instances are kept with the index, so a reopen maps them."""
+    key = batch_key(instances)
+    if key is None:
+        return _kernel_columns(analysed, instances)
+    return analysed.stored(f"kernels:{key}", lambda: _kernel_columns(analysed, instances),
+                           _encode_columns,
+                           lambda arrays, _doc: _decode_columns(analysed.trace, arrays,
+                                                                len(instances)))
+
+
+def _encode_columns(cols: KernelColumns) -> tuple[dict[str, np.ndarray], None]:
+    """The columns as arrays (the distinct chains as their name ids)."""
+    return {"ptr": cols.ptr, "rows": cols.rows, "offset_ns": cols.offset_ns,
+            "chain": cols.chain, "chain_names": cols.chain_ids,
+            "attribution": cols.attribution.astype(np.int8), "first_ns": cols.first_ns}, None
+
+
+def _decode_columns(trace: Trace, arrays: dict[str, np.ndarray],
+                    instances: int) -> KernelColumns:
+    """``_encode_columns``' arrays back, checked against the trace and the instances
+    (ValueError: recomputed)."""
+    ptr, rows, chain, names = (arrays["ptr"], arrays["rows"], arrays["chain"],
+                               arrays["chain_names"])
+    n = rows.shape[0]
+    if (ptr.shape != (instances + 1,) or int(ptr[0]) != 0 or int(ptr[-1]) != n
+            or bool(np.any(np.diff(ptr) < 0)) or names.ndim != 2
+            or any(arrays[f].shape != (n,) for f in ("offset_ns", "chain", "attribution"))
+            or arrays["first_ns"].shape != (instances,)):
+        raise ValueError("stored kernel columns of another shape")
+    for values, lo, hi in ((rows, 0, len(trace)), (chain, 0, names.shape[0]),
+                           (names, -1, len(trace.strings)),
+                           (arrays["attribution"], 0, len(ATTRIBUTIONS))):
+        if values.size and (int(values.min()) < lo or int(values.max()) >= hi):
+            raise ValueError("stored kernel columns out of range")
+    strings = trace.strings
+    chains = [tuple(strings[i] for i in u if i >= 0) for u in names.tolist()]
+    return KernelColumns(ptr, rows, arrays["offset_ns"], chain, chains,
+                         arrays["attribution"], arrays["first_ns"], names)
+
+
+def _kernel_columns(analysed: AnalysedTrace,
+                    instances: Sequence[RegionInstance]) -> KernelColumns:
     trace, links = analysed.trace, analysed.links
     batch = analysed.launch_batch(instances, remember=False)
     rows, ptr = batch.rows, batch.inst_ptr
@@ -126,7 +169,7 @@ def kernel_columns(analysed: AnalysedTrace,
     strings = trace.strings
     chains = [tuple(strings[i] for i in u if i >= 0) for u in unique.tolist()]
     return KernelColumns(ptr, rows, ts - first[owner], np.asarray(inverse).reshape(-1),
-                         chains, attribution(trace, links, rows), first)
+                         chains, attribution(trace, links, rows), first, unique)
 
 
 def kernels_of(analysed: AnalysedTrace,
