@@ -189,3 +189,12 @@ def test_kernel_columns_kept_and_read_back(tmp_path: Path,
     with pytest.raises(ValueError):
         ik._decode_columns(trace, dict(arrays, chain=np.asarray(arrays["chain"]) + 99),
                            len(instances))
+
+
+def test_distinct_is_unique() -> None:
+    from profiling.analysis.ranges import distinct
+
+    rng = np.random.default_rng(3)
+    for values in (rng.integers(-5, 5, 300), rng.integers(0, 10**9, 1000),
+                   np.zeros(0, dtype=np.int64), np.array([7]), np.array([2, 2, 2])):
+        assert distinct(values).tolist() == np.unique(values).tolist()

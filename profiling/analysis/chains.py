@@ -29,7 +29,7 @@ import numpy as np
 
 from profiling.analysis.launch_chain import Launch
 from profiling.analysis.links import Links, OpTree
-from profiling.analysis.ranges import concat_ranges, range_owner
+from profiling.analysis.ranges import concat_ranges, distinct, range_owner
 from profiling.analysis.regions import STEP_PREFIX, RegionInstance
 from profiling.analysis.step_scope import scopes
 from profiling.analysis.stored_regions import instance_column
@@ -59,7 +59,7 @@ def launch_chains(trace: Trace, links: Links, ops: OpTree,
     """Every GPU event's ops, climbing the op tree one level per step for all at once;
     of the GPU events ``rows`` only, when given (a region's: ``AnalysedTrace.launch_batch``
     on a trace whose chains are not computed yet climbs only from the rows it needs)."""
-    gpu = np.unique(np.asarray(rows, dtype=np.int64)) if rows is not None else \
+    gpu = distinct(np.asarray(rows, dtype=np.int64)) if rows is not None else \
         np.sort(links.gpu_rows).astype(np.int64)
     start = links.op[gpu]
     n = gpu.shape[0]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from profiling.analysis.finding_types import RegionContext
-from profiling.analysis.ranges import concat_ranges, range_owner, unique_rows
+from profiling.analysis.ranges import concat_ranges, distinct, range_owner, unique_rows
 from profiling.trace.model import Kind, Trace
 
 
@@ -42,7 +42,7 @@ def names_of(trace: Trace, rows: np.ndarray) -> set[str]:
     if rows.shape[0] == 0:
         return set()
     strings = trace.strings
-    return {strings[i] for i in np.unique(trace.name_id[rows]).tolist()}
+    return {strings[i] for i in distinct(trace.name_id[rows]).tolist()}
 
 
 def index_of(ctx: RegionContext, positions: Iterable[int]) -> list[int]:
@@ -57,9 +57,9 @@ def name_flags(trace: Trace, ids: np.ndarray, test: Callable[[str], object]) -> 
     """``test(name)`` of each id in ``ids`` (each distinct id tested once)."""
     if ids.shape[0] == 0:
         return np.zeros(0, dtype=bool)
-    distinct, inverse = np.unique(ids, return_inverse=True)
+    uniq, inverse = np.unique(ids, return_inverse=True)
     strings = trace.strings
-    flags = np.array([bool(test(strings[i])) for i in distinct.tolist()], dtype=np.bool_)
+    flags = np.array([bool(test(strings[i])) for i in uniq.tolist()], dtype=np.bool_)
     return flags[np.asarray(inverse).reshape(-1)]
 
 
@@ -80,7 +80,7 @@ def any_inside(ctx: RegionContext, owner: np.ndarray, name: np.ndarray, start: n
     instance (``RegionContext.op_rows``) with that name id lies within [start, end]."""
     t = ctx.trace
     out = np.zeros(owner.shape[0], dtype=bool)
-    wanted = np.unique(name[name >= 0])
+    wanted = distinct(name[name >= 0])
     if owner.shape[0] == 0 or wanted.shape[0] == 0:
         return out
     rows, where = cpu_ops(ctx, wanted)
@@ -110,15 +110,15 @@ def group_by_sequence(trace: Trace, rows: np.ndarray, ptr: np.ndarray) -> np.nda
     lengths = np.diff(ptr)
     ids = np.asarray(trace.name_id[rows], dtype=np.int64)
     if ids.shape[0]:  # one id per distinct name (a name interned twice is one name)
-        distinct, inverse = np.unique(ids, return_inverse=True)
+        uniq, inverse = np.unique(ids, return_inverse=True)
         first: dict[str, int] = {}
         strings = trace.strings
-        canon = np.array([first.setdefault(strings[i], i) for i in distinct.tolist()],
+        canon = np.array([first.setdefault(strings[i], i) for i in uniq.tolist()],
                          dtype=np.int64)
         ids = canon[np.asarray(inverse).reshape(-1)]
     code = np.zeros(n, dtype=np.int64)
     base = 0
-    for length in np.unique(lengths).tolist():
+    for length in distinct(lengths).tolist():
         members = np.flatnonzero(lengths == length)
         if length == 0:
             code[members] = base

@@ -24,7 +24,7 @@ from profiling.analysis.finding_batch import (
 from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
 from profiling.analysis.launch_chain import Launch
 from profiling.analysis.op_dtypes import COMPUTE_OPS, FAMILIES, dtype_from_types
-from profiling.analysis.ranges import concat_ranges, range_owner
+from profiling.analysis.ranges import concat_ranges, distinct, range_owner
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Kind, Trace
 
@@ -73,7 +73,7 @@ def memcpy_out_of_place(ctx: RegionContext) -> list[Finding]:
         return []
     culprit, copier = _out_of_place(ctx, pairs)
     per = pairs.shape[0] / len(ctx.instances)
-    instances = tuple(sorted(set(index_of(ctx, np.unique(ctx.gpu_owner[pairs]).tolist()))))
+    instances = tuple(sorted(set(index_of(ctx, distinct(ctx.gpu_owner[pairs]).tolist()))))
     kinds = sorted(names_of(t, b.rows[pairs]))
     shown = pairs[:MAX_EVIDENCE].tolist()
     if culprit:
@@ -115,8 +115,8 @@ def _out_of_place(ctx: RegionContext, pairs: np.ndarray) -> tuple[str | None, st
     t = ctx.trace
     entry, level, op = chain_ops(ctx, pairs)
     ids = np.asarray(t.name_id[op], dtype=np.int64)
-    distinct, inverse = np.unique(ids, return_inverse=True)
-    inplace = np.array([_inplace_id(t, t.strings[i]) for i in distinct.tolist()],
+    uniq, inverse = np.unique(ids, return_inverse=True)
+    inplace = np.array([_inplace_id(t, t.strings[i]) for i in uniq.tolist()],
                        dtype=np.int64)[np.asarray(inverse).reshape(-1)] if ids.shape[0] else ids
     start = np.asarray(t.ts_ns[op], dtype=np.int64)
     found = np.flatnonzero(any_inside(ctx, ctx.gpu_owner[entry], inplace, start,
@@ -148,7 +148,7 @@ def _matching(ctx: RegionContext, pattern: re.Pattern[str]) -> set[int]:
     trace, rows = ctx.trace, ctx.batch.rows
     if not rows.shape[0]:
         return set()
-    ids = np.unique(trace.name_id[rows]).tolist()
+    ids = distinct(trace.name_id[rows]).tolist()
     return {i for i in ids if pattern.search(trace.strings[i])}
 
 
@@ -177,7 +177,7 @@ def fp32_upcast(ctx: RegionContext) -> list[Finding]:
     seen["cast"] = names_of(t, op[cast_op & relevant[entry]])
     seen["math"] = names_of(t, op[relevant[entry] & np.isin(t.name_id[op], math_ids)])
     cpu_rows, cpu_owner = _cpu_fp32_ops(ctx, fp32_rows, math_ids, seen)
-    hits = np.unique(np.concatenate((owner[fp32_entry], cpu_owner)))
+    hits = distinct(np.concatenate((owner[fp32_entry], cpu_owner)))
     if not hits.shape[0]:
         return []
     first = int(hits[0])  # evidence from the instances up to the first hit one
@@ -201,7 +201,7 @@ def _cpu_fp32_ops(ctx: RegionContext, fp32_rows: np.ndarray, math_ids: list[int]
     ``seen["fp32"]``, and the math-backend ops around them into ``seen["math"]``."""
     t = ctx.trace
     no_gpu = np.diff(ctx.batch.inst_ptr) == 0
-    rows, owner = cpu_ops(ctx, np.unique(t.name_id[fp32_rows]))
+    rows, owner = cpu_ops(ctx, distinct(t.name_id[fp32_rows]))
     keep = no_gpu[owner] & np.isin(rows, fp32_rows)
     rows, owner = rows[keep], owner[keep]
     order = np.lexsort((rows, owner))
@@ -288,7 +288,7 @@ def mask_rebuilt(ctx: RegionContext) -> list[Finding]:
     build_ids, kernel_ids = list(_ids(t, _MASK_BUILD)), _matching(ctx, _MASK_KERNEL)
     builders_all, builder_owner = cpu_ops(ctx, build_ids)
     kernel_owner = ctx.gpu_owner[np.isin(t.name_id[ctx.batch.rows], list(kernel_ids))]
-    hits = np.unique(np.concatenate((builder_owner, kernel_owner))).tolist()
+    hits = distinct(np.concatenate((builder_owner, kernel_owner))).tolist()
     if not hits:
         return []
     built = set(t.name_id[builders_all].tolist())  # name ids of the triu/tril ops found

@@ -260,9 +260,9 @@ def _odd_sequences(ctx: RegionContext) -> Finding | None:
     ptr = b.inst_ptr
     code = group_by_sequence(t, b.rows, ptr)
     counts = np.bincount(code)
-    distinct, first_seen = np.unique(code, return_index=True)
-    top = counts[distinct]
-    best = distinct[top == top.max()]
+    uniq, first_seen = np.unique(code, return_index=True)
+    top = counts[uniq]
+    best = uniq[top == top.max()]
     common = int(best[np.argmin(first_seen[top == top.max()])])
     odd = np.flatnonzero(code != common).tolist()
     if not odd:

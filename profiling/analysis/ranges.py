@@ -79,3 +79,12 @@ def inside_same_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
             reach = np.maximum.accumulate(end[part])  # furthest end so far
             inside[part[1:]] = start[part[1:]] < reach[:-1]
     return inside
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` of integers, by sorting: NumPy 2.4's ``unique`` hashes when
+    asked for the values alone, about ten times slower than a sort on 300,000 ints."""
+    ordered = np.sort(np.asarray(values).reshape(-1))
+    if ordered.shape[0] < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
