@@ -4,7 +4,8 @@
 (``event_groups``), nests its host events for their parents only (``nesting.parents``)
 and sums device time up the parents (``ancestor_sums``); ``_holders_of`` sorts
 only the ids some op asks for; ``cpu_rows_flat`` reads a stored region's columns
-instead of making an object per instance.  Each is held here to the plain
+instead of making an object per instance, and ``compare`` reads the op names
+inside a region's instances a block at a time (``instance_ops``).  Each is held here to the plain
 computation on handmade input with ties, several parts, devices and deep chains.
 """
 
@@ -13,15 +14,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from profiling.analysis import instance_ops, nesting
 from profiling.analysis import key_averages as ka
-from profiling.analysis import nesting
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.analysis_parts import CODECS
 from profiling.analysis.device_time import _holders_of
 from profiling.analysis.event_groups import _DENSE, Events
 from profiling.analysis.nesting import ancestor_sums, nest, parents, subtree_sums
 from profiling.analysis.regions import cpu_rows_flat
-from profiling.analysis.stored_regions import StoredRegions
+from profiling.analysis.stored_regions import StoredRegions, instance_column
 from profiling.trace.loader import load_trace
 from profiling.trace.model import DEVICE_TYPE_NAMES
 from tests.conftest import SAMPLE_TRACES
@@ -166,3 +167,42 @@ def test_cpu_rows_flat_reads_a_stored_region_without_objects() -> None:
     assert np.array_equal(rows, want_rows) and np.array_equal(owner, want_owner)
     each = [i.cpu_rows(a.trace) for i in objects]
     assert np.array_equal(rows, np.concatenate(each))
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 17])
+@pytest.mark.parametrize("trace_name", ["naive.json.gz", "sdpa_math.json.gz"])
+def test_op_names_within_instances_as_their_cpu_rows(
+    monkeypatch: pytest.MonkeyPatch, block: int, trace_name: str
+) -> None:
+    """compare's op names, read a block of instances at a time, are the names of the
+    ``cpu_op`` rows of every instance's ``cpu_rows`` (blocks of one row, a few, all)."""
+    monkeypatch.setattr(instance_ops, "BLOCK_ROWS", block)
+    a = AnalysedTrace(load_trace(SAMPLE_TRACES / trace_name, use_cache=False))
+    for name in a.regions.names():
+        instances = a.regions.select(name)
+        cols = (instance_column(instances, f) for f in ("lane", "start_ns", "end_ns"))
+        got = instance_ops.op_name_ids_within(a.trace, *cols)
+        want = {int(a.trace.name_id[r]) for i in instances for r in i.op_rows(a.trace)}
+        assert got.tolist() == sorted(want), name
+    none = np.zeros(0, np.int64)
+    assert instance_ops.op_name_ids_within(a.trace, none, none, none).shape == (0,)
+
+
+def test_op_names_within_edges(write_trace) -> None:
+    """An op ending with its instance is inside it, one ending after it is not, one
+    starting with it is (two instances on two threads, and a step in between)."""
+    def ev(name: str, ts: int, dur: int, tid: int, cat: str = "cpu_op") -> dict:
+        return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
+
+    events = [
+        ev("attn_fwd", 10, 10, 1, "user_annotation"), ev("aten::at_start", 10, 2, 1),
+        ev("aten::at_end", 15, 5, 1), ev("aten::past_end", 18, 5, 1),
+        ev("aten::before", 5, 3, 1), ev("attn_fwd", 100, 10, 2, "user_annotation"),
+        ev("aten::other_thread", 101, 9, 2), ev("aten::after", 111, 1, 2),
+    ]
+    a = AnalysedTrace(load_trace(write_trace(events)))
+    instances = a.regions.select("attn_fwd")
+    assert len(instances) == 2
+    cols = (instance_column(instances, f) for f in ("lane", "start_ns", "end_ns"))
+    got = {a.trace.strings[i] for i in instance_ops.op_name_ids_within(a.trace, *cols).tolist()}
+    assert got == {"aten::at_start", "aten::at_end", "aten::other_thread"}

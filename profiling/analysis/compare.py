@@ -32,10 +32,11 @@ from profiling.analysis.attention_regions import is_attention_name
 from profiling.analysis.chains import instance_gpu_rows
 from profiling.analysis.device_peaks import DevicePeak, match_device, trace_device_name
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
+from profiling.analysis.instance_ops import op_name_ids_within
 from profiling.analysis.ranges import concat_ranges
 from profiling.analysis.ranks import trace_rank, world_size
 from profiling.analysis.regions import INSTANCE_COL as _COL
-from profiling.analysis.regions import RegionInstance, cpu_rows_flat
+from profiling.analysis.regions import RegionInstance
 from profiling.analysis.stored_regions import (
     StoredRegions,
     instance_column,
@@ -280,9 +281,8 @@ def region_implementation(a: AnalysedTrace, region: str,
     _, rows = instance_gpu_rows(trace, a.links, instances)  # every instance's, in order
     kernels = [strings[i] for i in trace.name_id[rows[trace.kind[rows] == int(Kind.KERNEL)]]
                .tolist()]
-    every, _ = cpu_rows_flat(trace, instances)
-    ops = {strings[i] for i in
-           np.unique(trace.name_id[every[trace.kind[every] == int(Kind.CPU_OP)]]).tolist()}
+    columns = (instance_column(instances, f) for f in ("lane", "start_ns", "end_ns"))
+    ops = {strings[i] for i in op_name_ids_within(trace, *columns).tolist()}
     looks = is_attention_name(region) or (
         bool(instances) and work_from_ops(trace, instances[-1].cpu_rows(trace)) is not None)
     launch = a.links.launch[rows]

@@ -45,7 +45,7 @@ import numpy as np
 from profiling.analysis.async_events import set_apart
 from profiling.analysis.device_time import frontend_ids, own_device_time, place_overhead
 from profiling.analysis.event_groups import Events, group_totals
-from profiling.analysis.links import Links, category_mask, link_gpu_events
+from profiling.analysis.links import Links, link_gpu_events
 from profiling.analysis.nesting import ancestor_sums, parents
 from profiling.trace.model import DEVICE_TYPE_NAMES, NO_ID, Kind, Trace
 
@@ -210,26 +210,43 @@ class _Host:
     is_async: np.ndarray  # c10d Work ranges: never nested, no self time
 
 
-def _kept_names(trace: Trace) -> np.ndarray:
-    """Per row: False for the names torch never turns into events."""
+def _named_rows(trace: Trace, mask: np.ndarray) -> np.ndarray:
+    """Rows of ``mask`` but those whose name torch never turns into an event (the
+    names are looked up for those rows only, and not at all when the trace has none)."""
+    rows = np.flatnonzero(mask)
     filtered = np.array([s in FILTERED_NAMES for s in trace.strings], dtype=bool)
-    return ~filtered[trace.name_id] if len(trace) else np.zeros(0, dtype=bool)
+    if rows.shape[0] and filtered.any():
+        rows = rows[~filtered[trace.name_id[rows]]]
+    return rows
+
+
+def _of_kinds(trace: Trace, kinds: list[Kind]) -> np.ndarray:
+    """Per row: whether its kind is one of ``kinds`` (one table lookup a row)."""
+    if trace.kind.dtype != np.uint8:
+        return np.isin(trace.kind, [int(k) for k in kinds])
+    table = np.zeros(256, dtype=bool)
+    table[[int(k) for k in kinds]] = True
+    return table[trace.kind]
+
+
+def _of_category(trace: Trace, category: str) -> np.ndarray | None:
+    """Per row: whether its category is ``category`` (any case); None when no row's is."""
+    wanted = np.array([s.lower() == category for s in trace.strings], dtype=bool)
+    return wanted[trace.cat_id] if len(trace) and wanted.any() else None
 
 
 def _host_events(trace: Trace, python_functions: bool) -> _Host:
     """Ops, annotations, runtime calls (and python frames when asked), plus CUPTI's
     overhead slices placed on the thread torch puts them on, nested per thread."""
-    keep = _kept_names(trace)
     kinds = [Kind.CPU_OP, Kind.USER_ANNOTATION, Kind.RUNTIME]
     if python_functions:
         kinds.append(Kind.PYTHON_FUNCTION)
-    host = np.flatnonzero(np.isin(trace.kind, [int(k) for k in kinds]) & keep)
+    host = _named_rows(trace, _of_kinds(trace, kinds))
     lane = trace.lane[host].astype(np.int64)
     given = np.full(host.shape[0], NO_ID, dtype=np.int64)
-    overhead = np.flatnonzero(
-        category_mask(trace, frozenset({OVERHEAD_CATEGORY}))
-        & (trace.kind == Kind.OTHER) & (trace.ph == ord("X")) & keep
-    )
+    in_category = _of_category(trace, OVERHEAD_CATEGORY)
+    overhead = np.zeros(0, dtype=np.int64) if in_category is None else _named_rows(
+        trace, in_category & (trace.kind == Kind.OTHER) & (trace.ph == ord("X")))
     if overhead.shape[0]:
         o_lane, o_id = place_overhead(trace, overhead)
         host = np.concatenate((host, overhead))
@@ -244,11 +261,11 @@ def _host_events(trace: Trace, python_functions: bool) -> _Host:
 
 def _device_events(trace: Trace) -> np.ndarray:
     """Device slices torch makes events of: kernels, copies, sets, GPU annotations, syncs."""
-    keep = _kept_names(trace)
-    sync_cat = np.array([s.lower() == DEVICE_SYNC_CATEGORY for s in trace.strings], dtype=bool)
-    is_sync = sync_cat[trace.cat_id] & (trace.kind == Kind.OTHER) if len(trace) else keep
-    kinds = [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_ANNOTATION]
-    return np.flatnonzero((np.isin(trace.kind, [int(k) for k in kinds]) | is_sync) & keep)
+    mask = _of_kinds(trace, [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_ANNOTATION])
+    in_category = _of_category(trace, DEVICE_SYNC_CATEGORY)
+    if in_category is not None:
+        mask |= in_category & (trace.kind == Kind.OTHER)
+    return _named_rows(trace, mask)
 
 
 def _keys(trace: Trace) -> tuple[dict[str, int], np.ndarray]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields, make_dataclass
 import numpy as np
 
 from profiling.analysis.async_events import async_rows
+from profiling.analysis.instance_ops import lane_bounds
 from profiling.analysis.links import Links
 from profiling.analysis.ranges import concat_ranges, inside_same_key, range_owner
 from profiling.analysis.step_scope import query_lanes
@@ -242,13 +243,7 @@ def cpu_rows_flat(trace: Trace, instances: Sequence[RegionInstance]
     # Columns, not objects: a stored region's instances are read from its table.
     lane, start, end, row = (instance_column(instances, f)
                              for f in ("lane", "start_ns", "end_ns", "row"))
-    lo, hi = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-    for ln in np.unique(lane).tolist():
-        sel = np.flatnonzero(lane == ln)
-        lanes = trace.lane_rows(ln)
-        ts = trace.ts_ns[lanes]
-        lo[sel] = np.searchsorted(ts, start[sel], side="left") + lanes.start
-        hi[sel] = np.searchsorted(ts, end[sel], side="right") + lanes.start
+    lo, hi = lane_bounds(trace, lane, start, end)
     pos = concat_ranges(lo, hi)
     owner = range_owner(lo, hi)
     keep = trace.ts_ns[pos] + trace.dur_ns[pos] <= end[owner]
