@@ -38,6 +38,7 @@ FINGERPRINTS = {
     5: "5f924edb9c329f3c9e541f51b9f70bbe3b60ecdbd6b03114f1ec1d98617ca29a",  # c10d ranges not ops
     6: "66925a5f80b74de5be73056f0798034f03f61a12f887aee41e751c44da4e803d",  # flows: innermost slice
     7: "9ef6d4f9aef3bbdad0d0c38f90d8c791cdce05f414ef40c70fc27cf87aaafb99",  # steps: whole process
+    8: "0a27b5908c810cebe3bdb48376e0a7b278a0f1909ebc67794346e771231834ee",  # int32 row indexes
 }
 """ANALYSIS_VERSION -> fingerprint of the stored parts of the reference trace."""
 

@@ -38,6 +38,7 @@ FINGERPRINTS = {
     11: "dfa6b1e58eef96e2379808c686555a02874f08746059199ad69f2789854d8a6a",  # driver launches
     12: "0d983bfab3d342a51244a1fd6c8e0f491f4a28acd3fca1b091304a631a20965d",  # op before its call
     13: "6b932dbad259abc9e56b0dadeab7825a52620afe76943871c4ad8e1c51f48b57",  # stream from the lane
+    14: "02e1840e8de8e119bb2f9af1a741931c5371953dbbfa9f8fdccb9a309b8d000d",  # narrow ids
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 
@@ -84,11 +85,19 @@ ADDED_13 = [
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 9, "ts": 320, "dur": 2,
      "args": {"device": 1}},
 ]
-INDEX_TEXT = _reference(ADDED + ADDED_9 + ADDED_11 + ADDED_12 + ADDED_13)
+ADDED_14 = [
+    # A launch whose correlation is past int32: since 14 the id columns are int32 where
+    # every value fits, so this trace's correlation stays int64 and the others narrow.
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 9,
+     "ts": 330, "dur": 2, "args": {"correlation": 2**33, "External id": 43}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 9, "ts": 331, "dur": 1,
+     "args": {"stream": 9, "device": 1, "correlation": 2**33}},
+]
+INDEX_TEXT = _reference(ADDED + ADDED_9 + ADDED_11 + ADDED_12 + ADDED_13 + ADDED_14)
 """What the index fingerprint is taken of: the reference trace with ``ADDED`` (from
 version 8 on), ``ADDED_9`` (from 9 on), ``ADDED_11`` (from 11 on), ``ADDED_12``
-(from 12 on) and ``ADDED_13`` (from 13 on); the fingerprints before 8 are of
-``REFERENCE_TEXT``."""
+(from 12 on), ``ADDED_13`` (from 13 on) and ``ADDED_14`` (from 14 on); the
+fingerprints before 8 are of ``REFERENCE_TEXT``."""
 
 
 def schema() -> dict[str, object]:

@@ -28,7 +28,7 @@ from profiling.analysis.regions import (
     make_instances,
 )
 from profiling.analysis.stored_regions import StoredRegions, instance_table
-from profiling.trace.model import Trace
+from profiling.trace.model import Trace, narrow
 
 Arrays = dict[str, np.ndarray]
 
@@ -83,9 +83,25 @@ def _pointers(ptr: np.ndarray, total: int, count: int) -> None:
         raise ValueError("stored run boundaries damaged")
 
 
+def _narrow_rows(array: np.ndarray) -> np.ndarray:
+    """Row indexes (and -1) as int32 where every value fits (``model.narrow``): half
+    the bytes of the index's biggest parts.  Not for arrays searched with
+    ``np.searchsorted`` (``OpTree.rows``, ``LaunchChains.gpu``, ``OpDtypes.rows``,
+    ``Links.by_launch_lane``): a search of an int32 array for an int64 or a Python
+    int converts the whole array first, on every call."""
+    return narrow(np.asarray(array))
+
+
+def _ints(arrays: Arrays, *names: str) -> None:
+    """ValueError unless the arrays ``names`` hold int32 or int64 (``_narrow_rows``)."""
+    if any(arrays[n].dtype not in (np.int32, np.int64) for n in names):
+        raise ValueError("stored indexes of the wrong type")
+
+
 def _encode_ops(ops: OpTree) -> tuple[Arrays, Any]:
     n = ops.nesting
-    return {"rows": ops.rows, "parent": n.parent, "stop": n.stop, "depth": n.depth}, None
+    return {"rows": ops.rows, "parent": _narrow_rows(n.parent), "stop": _narrow_rows(n.stop),
+            "depth": n.depth}, None
 
 
 def _decode_ops(trace: Trace, arrays: Arrays, doc: Any) -> OpTree:
@@ -94,11 +110,17 @@ def _decode_ops(trace: Trace, arrays: Arrays, doc: Any) -> OpTree:
     _within(arrays["parent"], -1, n)
     _within(arrays["stop"], 0, n + 1)
     _same_length(arrays, "rows", "parent", "stop", "depth")
+    _ints(arrays, "parent", "stop")
     return OpTree(arrays["rows"], Nesting(arrays["parent"], arrays["stop"], arrays["depth"]))
 
 
+_LINK_ROWS = ("launch", "op", "gpu_rows", "orphans", "by_launch")
+"""``Links`` arrays of row indexes, stored narrow (``_narrow_rows``)."""
+
+
 def _encode_links(links: Links) -> tuple[Arrays, Any]:
-    return {f: getattr(links, f) for f in _LINK_FIELDS}, None
+    return {f: _narrow_rows(getattr(links, f)) if f in _LINK_ROWS else getattr(links, f)
+            for f in _LINK_FIELDS}, None
 
 
 def _decode_links(trace: Trace, arrays: Arrays, doc: Any) -> Links:
@@ -111,6 +133,7 @@ def _decode_links(trace: Trace, arrays: Arrays, doc: Any) -> Links:
     for f in ("gpu_rows", "orphans", "by_launch"):
         _within(arrays[f], 0, len(trace))
     _same_length(arrays, "by_launch", "by_launch_lane", "by_launch_ts")
+    _ints(arrays, *_LINK_ROWS)
     return Links(**{f: arrays[f] for f in _LINK_FIELDS})
 
 
@@ -164,13 +187,15 @@ def _decode_copies(trace: Trace, arrays: Arrays, doc: Any) -> list[CopyStats]:
 
 
 def _encode_chains(chains: LaunchChains) -> tuple[Arrays, Any]:
-    return {"gpu": chains.gpu, "ptr": chains.ptr, "ops": chains.ops}, None
+    return {"gpu": chains.gpu, "ptr": _narrow_rows(chains.ptr),
+            "ops": _narrow_rows(chains.ops)}, None
 
 
 def _decode_chains(trace: Trace, arrays: Arrays, doc: Any) -> LaunchChains:
     _within(arrays["gpu"], 0, len(trace))
     _within(arrays["ops"], 0, len(trace))
     _pointers(arrays["ptr"], arrays["ops"].shape[0], arrays["gpu"].shape[0])
+    _ints(arrays, "ptr", "ops")
     return LaunchChains(arrays["gpu"], arrays["ptr"], arrays["ops"])
 
 

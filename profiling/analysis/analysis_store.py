@@ -41,7 +41,8 @@ from profiling.trace.cache import index_of
 from profiling.trace.cache_store import TMP_PREFIX, cap_bytes, folder_bytes
 from profiling.trace.model import Trace
 
-ANALYSIS_VERSION = 7  # 7: a profiler step's GPU work on every thread of its process
+ANALYSIS_VERSION = 8  # 7: a profiler step's GPU work on every thread of its process;
+# 8: row indexes of the ops, links and chains stored as int32 where they fit
 """Bump when an analysis part changes what it computes or how it is stored
 (``tests/test_analysis_store_version.py`` holds a fingerprint per version)."""
 

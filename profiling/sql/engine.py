@@ -57,11 +57,13 @@ EVENTS_SELECT = (
     "SELECT {label} AS trace, row, name, category, kind, device_type, pid, tid, lane, "
     "CAST(ts_ns - {origin} AS DOUBLE) / 1000.0 AS ts_us, "
     "CAST(dur_ns AS DOUBLE) / 1000.0 AS dur_us, depth, "
-    "NULLIF(correlation, -1) AS correlation, NULLIF(external_id, -1) AS external_id, "
-    "NULLIF(stream, -1) AS stream, ts_ns, dur_ns FROM {raw}"
+    "CAST(NULLIF(correlation, -1) AS BIGINT) AS correlation, "
+    "CAST(NULLIF(external_id, -1) AS BIGINT) AS external_id, "
+    "CAST(NULLIF(stream, -1) AS BIGINT) AS stream, ts_ns, dur_ns FROM {raw}"
 )
 """The ``events`` view over a trace's raw table: µs from the trace's first event (as
-the ruler and ``kernels`` count), and NULL for an absent id, computed as it is read."""
+the ruler and ``kernels`` count), and NULL for an absent id, computed as it is read;
+the ids BIGINT whether the index holds them as int32 or int64 (``model.narrow``)."""
 
 
 @dataclass

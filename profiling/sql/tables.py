@@ -82,6 +82,8 @@ def events_table(trace: Trace) -> pa.Table:
             "ts_ns": numeric(trace.ts_ns),
             "dur_ns": numeric(trace.dur_ns),
             "depth": numeric(trace.depth),
+            # int32 or int64 as the index holds them (``model.narrow``): the ``events``
+            # view reads them as BIGINT (``engine.EVENTS_SELECT``)
             "correlation": numeric(trace.correlation),
             "external_id": numeric(trace.external_id),
             "stream": numeric(trace.stream),
@@ -126,8 +128,11 @@ def kernels_table(a: AnalysedTrace) -> pa.Table:
     if rows.shape[0]:
         nonempty = np.flatnonzero(sizes)
         first[nonempty] = np.minimum.reduceat(ts, batch.inst_ptr[:-1][nonempty])
-    op = links.op[rows]
-    stream = trace.stream[rows]
+    # int64 whatever the index stored them as (``model.narrow``, ``analysis_parts``):
+    # one schema on a first open and a reopen, for every trace
+    op = links.op[rows].astype(np.int64)
+    launch = links.launch[rows].astype(np.int64)
+    stream = trace.stream[rows].astype(np.int64, copy=False)
     kinds = trace.kind[rows]
     kind_text = [GPU_KIND_NAMES.get(int(k), "other") for k in range(len(Kind))]
     text = _strings(trace)
@@ -140,18 +145,19 @@ def kernels_table(a: AnalysedTrace) -> pa.Table:
             "instance": numeric(np.array([i.index for i in insts], dtype=np.int64)[owner]),
             "seq": numeric(seq),
             "row": numeric(rows.astype(np.int64)),
-            "name": dictionary(trace.name_id[rows], text),
+            "name": dictionary(trace.name_id[rows].astype(np.int32), text),
             "kind": dictionary(kinds, kind_text),
             "start_offset_us": numeric((ts - first[owner]) / 1000.0),
             "dur_us": numeric(trace.dur_ns[rows] / 1000.0),
             "stream": numeric(stream, mask=stream == NO_ID),
-            "launched_by": dictionary(trace.name_id[np.maximum(op, 0)], text, op < 0),
+            "launched_by": dictionary(trace.name_id[np.maximum(op, 0)].astype(np.int32), text,
+                                      op < 0),
             "attribution": dictionary(how, list(ATTRIBUTIONS)),
             "launch_chain": pa.ListArray.from_arrays(
                 numeric(batch.chain_ptr.astype(np.int32)),
                 dictionary(trace.name_id[batch.chain], text).dictionary_decode(),
             ),
-            "launch_row": numeric(links.launch[rows], mask=links.launch[rows] < 0),
+            "launch_row": numeric(launch, mask=launch < 0),
             "op_row": numeric(op, mask=op < 0),
             "ts_us": numeric((ts - origin) / 1000.0),
         }

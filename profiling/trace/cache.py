@@ -45,14 +45,16 @@ from profiling.trace.cache_store import (
     remove_entry,
     touch,
 )
-from profiling.trace.model import DeviceType, Group, Kind, Lane, Trace
+from profiling.trace.model import NARROW_COLUMNS, DeviceType, Group, Kind, Lane, Trace
 from profiling.trace.textblocks import write_blocks
 
-LOADER_VERSION = 13  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
+LOADER_VERSION = 14  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
 # 10: op_input (the input dtypes of compute and cast ops, read while decoding);
 # 11: xpu_driver / privateuse1_driver calls are runtime calls (they launch kernels);
 # 12: in an exact (lane, ts, dur) tie a runtime call goes after the op (row order);
-# 13: a GPU event with no stream arg takes its lane's tid as its stream
+# 13: a GPU event with no stream arg takes its lane's tid as its stream;
+# 14: correlation, external_id, stream, source_index as int32, name_id and cat_id as
+# int16, where every value of the trace fits; a gzip trace's text blocks at zlib level 3
 """Bump when the model or the loader changes what it produces."""
 
 MIN_CACHE_BYTES = 4 << 20
@@ -194,21 +196,25 @@ COLUMN_DTYPES = {
     "op_input": np.int8,
 }
 """A stored model's columns (one ``.npy`` file each) and their dtypes: a trace's
-index here, a merged job's entry in ``profiling.analysis.job_store``."""
+index here, a merged job's entry in ``profiling.analysis.job_store``.  A column of
+``model.NARROW_COLUMNS`` may also have the narrower dtype given there (``model.narrow``:
+the loader's choice per trace, when every value fits), and is mapped as it is stored,
+never widened."""
 
 
 def check_layout(columns: dict[str, np.ndarray], lanes: list[Lane]) -> int:
     """ValueError unless ``columns`` have their dtypes, one length (returned) and lane
     starts that match the rows' lanes: the checks every stored model needs first."""
     for name, dtype in COLUMN_DTYPES.items():
-        if columns[name].dtype != dtype or columns[name].ndim != 1:
+        narrow = columns[name].dtype == NARROW_COLUMNS.get(name)
+        if (columns[name].dtype != dtype and not narrow) or columns[name].ndim != 1:
             raise ValueError(f"column {name} has the wrong type")
     n = len(columns["ts_ns"])
     if any(len(columns[c]) != n for c in COLUMN_DTYPES if c != "lane_start"):
         raise ValueError("columns of different lengths")
     starts, lane = columns["lane_start"], columns["lane"]
     if len(starts) != len(lanes) + 1 or not np.array_equal(
-            np.searchsorted(lane, np.arange(len(lanes) + 1)), starts):
+            np.searchsorted(lane, np.arange(len(lanes) + 1, dtype=lane.dtype)), starts):
         raise ValueError("lanes do not match their rows")
     return n
 

@@ -16,7 +16,7 @@ import numpy as np
 from profiling.trace.chunk import Chunk
 from profiling.trace.kinds import category_kinds, copy_kinds_by_name, device_types
 from profiling.trace.lanes import build_lanes, split_mixed_lanes
-from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace
+from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace, narrow
 from profiling.trace.times import LIMIT_NS, NOT_A_NUMBER, OK
 
 _PHASE_KIND = {
@@ -95,15 +95,15 @@ def build_trace(
     names, cats, ph, device = names[order], cats[order], ph[order], device[order]
     sorted_columns = _sorted_last(chunks, order, kind, lane, lanes)
     entries = [np.asarray(first, dtype=np.int64) for first in entry_starts]
-    source_index = _merged(chunks, "entry", offsets=entries).astype(np.int64, copy=False)[order]
+    source_index = narrow(_merged(chunks, "entry", offsets=entries)[order])
     return Trace(
         path=path,
         n_entries=sum(c.n_entries for c in chunks),
         strings=string_list,
         ts_ns=ts_ns,
         dur_ns=dur_ns,
-        name_id=names,
-        cat_id=cats,
+        name_id=narrow(names, np.int16, np.int32),
+        cat_id=narrow(cats, np.int16, np.int32),
         kind=kind,
         ph=ph,
         lane=lane,
@@ -116,7 +116,7 @@ def build_trace(
         warnings=warnings,
         args_source=args_source,
         device_type=device,
-        external_id=external_id,
+        external_id=narrow(external_id),
         **sorted_columns,
     )
 
@@ -147,9 +147,12 @@ def _merged(
 
 def _sorted_last(chunks: list[Chunk], order: np.ndarray, kind: np.ndarray, lane: np.ndarray,
                  lanes: list[Lane]) -> dict[str, np.ndarray]:
-    """The columns merged once rows are sorted (``_SORTED_LAST``), streams completed."""
+    """The columns merged once rows are sorted (``_SORTED_LAST``), streams completed,
+    ids as int32 where they fit (``narrow``)."""
     columns = {key: _merged(chunks, key)[order] for key in _SORTED_LAST}
     _streams_from_lanes(columns["stream"], kind, lane, lanes)
+    for key in ("correlation", "stream"):
+        columns[key] = narrow(columns[key])
     return columns
 
 

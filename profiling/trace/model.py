@@ -32,6 +32,26 @@ class ArgsSource(Protocol):
 NO_ID = -1
 """Value of an integer id column (correlation, external id, stream...) that is absent."""
 
+NARROW_COLUMNS = {"correlation": np.int32, "external_id": np.int32, "stream": np.int32,
+                  "source_index": np.int32, "name_id": np.int16, "cat_id": np.int16}
+"""The columns the loader stores narrower than their usual dtype (int64 for the ids
+and positions, int32 for the string ids) when every value of the trace fits
+(``narrow``): ids that CUPTI and torch number from small counters, positions in
+the event list, a string table of fewer than 32768 names.  A third of a big
+trace's index; times stay int64 always."""
+
+
+def narrow(values: np.ndarray, to: type = np.int32, wide: type = np.int64) -> np.ndarray:
+    """``values`` (integers) as ``to`` when every one fits, else as ``wide``: chosen per
+    trace from its values, so code reading a ``NARROW_COLUMNS`` column must be right
+    for both (widen with ``astype(np.int64)`` before arithmetic that could overflow)."""
+    if values.dtype == to:
+        return values
+    limits = np.iinfo(to)
+    if values.shape[0] and (int(values.min()) < limits.min or int(values.max()) > limits.max):
+        return values.astype(wide, copy=False)
+    return values.astype(to)
+
 
 class Kind(IntEnum):
     """What an event is, decided from its phase and category (old and new spellings)."""
@@ -125,16 +145,17 @@ class Trace:
     strings: list[str]
     ts_ns: np.ndarray  # int64
     dur_ns: np.ndarray  # int64, 0 for instants and flows
-    name_id: np.ndarray  # int32 into strings
-    cat_id: np.ndarray  # int32 into strings
+    name_id: np.ndarray  # int16 or int32 (``narrow``) into strings
+    cat_id: np.ndarray  # int16 or int32 (``narrow``) into strings
     kind: np.ndarray  # uint8, Kind
     ph: np.ndarray  # uint8, ord() of the phase letter ('X', 'i', 's', ...)
     lane: np.ndarray  # int32 into lanes
     depth: np.ndarray  # int16, nesting depth within the lane (0 = outermost)
-    correlation: np.ndarray  # int64, args.correlation (flows: the flow id); NO_ID if absent
-    external_id: np.ndarray  # int64, args["External id"]; NO_ID if absent
-    stream: np.ndarray  # int64, args.stream for device events; NO_ID if absent
-    source_index: np.ndarray  # int64, position in the file's event list
+    # int32 or int64 (``narrow``: int32 when every value of the trace fits):
+    correlation: np.ndarray  # args.correlation (flows: the flow id); NO_ID if absent
+    external_id: np.ndarray  # args["External id"]; NO_ID if absent
+    stream: np.ndarray  # args.stream for device events; NO_ID if absent
+    source_index: np.ndarray  # position in the file's event list
     lanes: list[Lane]
     lane_start: np.ndarray  # int64, len(lanes) + 1 boundaries into the rows
     groups: list[Group]
