@@ -56,6 +56,12 @@ def test_a_job_is_prepared_compact_like_the_pane_shows_it(tmp_path: Path) -> Non
     for key in _first_keys(model):  # the same tracks as built on demand
         a, b = model.cache.build(key), fresh.cache.build(key)
         assert (a.rows == b.rows).all() and (a.maxend == b.maxend).all()
+    folded = [i for i in range(min(screen_rows(), len(model.rows))) if model.rows[i].folded]
+    assert folded and {model.rows[i].key for i in folded} <= set(model._busy)  # labels' shares
+    for i in folded:  # the same busy intervals as the label computes on demand
+        a, b = model.summary(i), fresh.summary(i)
+        assert a is not None and b is not None
+        assert (a.starts == b.starts).all() and (a.cum == b.cum).all()
 
 
 def test_a_failing_preparation_leaves_it_to_the_pane() -> None:

@@ -20,7 +20,7 @@ from tui.range_data import event_span
 from tui.rows import Folds, RowSpec, build_rows, default_folds
 from tui.timeline_lanes import LaneArrangement
 from tui.timeline_moves import first_visible
-from tui.tracks import Cells, Track, TrackCache, track_cells
+from tui.tracks import Cells, Track, TrackCache, on_threads, track_cells
 from tui.tracks import step as track_step
 from tui.viewport import PAN_STEP, Viewport
 
@@ -98,8 +98,12 @@ class TimelineModel(LaneArrangement):  # LaneArrangement: pin, hide, restore, fo
     def prefetch(self, first: int, last: int) -> None:
         """Build the tracks of screen rows ``first``..``last`` at once, on threads
         (``TrackCache.prefetch``): what the next frame draws one row at a time."""
-        keys = [track_key(spec) for spec in self.rows[max(first, 0) : max(last, 0)]]
+        first, last = max(first, 0), max(last, 0)
+        keys = [track_key(spec) for spec in self.rows[first:last]]
         self.cache.prefetch([k for k in keys if k is not None])
+        folded = [i for i in range(first, min(last, len(self.rows)))
+                  if self.rows[i].folded and self.rows[i].key not in self._busy]
+        on_threads(self.summary, folded)  # their labels' busy shares: a pass over each track
 
     def row_cells(self, index: int) -> Cells | None:
         spec = self.rows[index]

@@ -21,14 +21,17 @@ track drawn over the first so a copy is never hidden by its neighbours.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
+from typing import TypeVar
 
 import numpy as np
 
 from profiling.trace.model import Kind, Trace
 
+T = TypeVar("T")
 _SPECIAL_KINDS = np.array([Kind.MEMCPY, Kind.MEMSET], dtype=np.uint8)
 _DEVICE_KINDS = np.array([Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET], dtype=np.uint8)
 
@@ -306,9 +309,7 @@ class TrackCache:
         lanes = [k for k in keys if k[0] == "lane"]
         lanes += [("lane", lane, None) for k in groups for lane in self.trace.groups[k[1]].lanes]
         for batch in (lanes, groups):
-            todo = list(dict.fromkeys(k for k in batch if k not in self._tracks))
-            if len(todo) > 1:
-                list(_pool().map(self.build, todo))
+            on_threads(self.build, list(dict.fromkeys(k for k in batch if k not in self._tracks)))
 
     def build(self, key: tuple) -> Track:
         """The track of ``key`` (see ``prefetch``), built if needed."""
@@ -324,6 +325,15 @@ class TrackCache:
             track = make_track(self.trace, rows, self.origin)
             self._tracks[key] = track
         return track
+
+
+def on_threads(fn: Callable[[T], object], items: list[T]) -> None:
+    """``fn`` of every item, on the track threads when there are several (numpy work
+    that releases the GIL: tracks, and the busy shares of folded rows)."""
+    if len(items) > 1:
+        list(_pool().map(fn, items))
+    elif items:
+        fn(items[0])
 
 
 @cache
