@@ -99,6 +99,8 @@ class KernelColumns:
     attribution: np.ndarray  # index into ATTRIBUTIONS
     first_ns: np.ndarray
     chain_ids: np.ndarray  # each of ``chains`` as a row of name ids (-1 after its end)
+    combos: np.ndarray  # distinct (name, kind, stream, launcher name, chain, attribution)
+    combo: np.ndarray  # each event's row of ``combos`` (``kernels_json`` writes each once)
 
 
 def kernel_columns(analysed: AnalysedTrace,
@@ -117,7 +119,8 @@ def kernel_columns(analysed: AnalysedTrace,
 def _encode_columns(cols: KernelColumns) -> tuple[dict[str, np.ndarray], None]:
     """The columns as arrays (the distinct chains as their name ids)."""
     return {"ptr": cols.ptr, "rows": cols.rows, "offset_ns": cols.offset_ns,
-            "chain": cols.chain, "chain_names": cols.chain_ids,
+            "chain": cols.chain, "chain_names": cols.chain_ids, "combos": cols.combos,
+            "combo": cols.combo,
             "attribution": cols.attribution.astype(np.int8), "first_ns": cols.first_ns}, None
 
 
@@ -127,21 +130,30 @@ def _decode_columns(trace: Trace, arrays: dict[str, np.ndarray],
     (ValueError: recomputed)."""
     ptr, rows, chain, names = (arrays["ptr"], arrays["rows"], arrays["chain"],
                                arrays["chain_names"])
+    combos = arrays["combos"]
     n = rows.shape[0]
     if (ptr.shape != (instances + 1,) or int(ptr[0]) != 0 or int(ptr[-1]) != n
             or bool(np.any(np.diff(ptr) < 0)) or names.ndim != 2
-            or any(arrays[f].shape != (n,) for f in ("offset_ns", "chain", "attribution"))
-            or arrays["first_ns"].shape != (instances,)):
+            or any(arrays[f].shape != (n,) for f in ("offset_ns", "chain", "attribution",
+                                                        "combo"))
+            or arrays["first_ns"].shape != (instances,) or combos.ndim != 2
+            or combos.shape[1] != 6):
         raise ValueError("stored kernel columns of another shape")
     for values, lo, hi in ((rows, 0, len(trace)), (chain, 0, names.shape[0]),
                            (names, -1, len(trace.strings)),
-                           (arrays["attribution"], 0, len(ATTRIBUTIONS))):
+                           (arrays["attribution"], 0, len(ATTRIBUTIONS)),
+                           (arrays["combo"], 0, combos.shape[0]),
+                           (combos[:, 0], 0, len(trace.strings)),
+                           (combos[:, 3], -1, len(trace.strings)),
+                           (combos[:, 4], 0, names.shape[0]),
+                           (combos[:, 5], 0, len(ATTRIBUTIONS))):
         if values.size and (int(values.min()) < lo or int(values.max()) >= hi):
             raise ValueError("stored kernel columns out of range")
     strings = trace.strings
     chains = [tuple(strings[i] for i in u if i >= 0) for u in names.tolist()]
     return KernelColumns(ptr, rows, arrays["offset_ns"], chain, chains,
-                         arrays["attribution"], arrays["first_ns"], names)
+                         arrays["attribution"], arrays["first_ns"], names, combos,
+                         arrays["combo"])
 
 
 def _kernel_columns(analysed: AnalysedTrace,
@@ -168,8 +180,27 @@ def _kernel_columns(analysed: AnalysedTrace,
         unique, inverse = np.full((1, 0), -1), np.zeros(rows.shape[0], dtype=np.int64)
     strings = trace.strings
     chains = [tuple(strings[i] for i in u if i >= 0) for u in unique.tolist()]
-    return KernelColumns(ptr, rows, ts - first[owner], np.asarray(inverse).reshape(-1),
-                         chains, attribution(trace, links, rows), first, unique)
+    chain = np.asarray(inverse).reshape(-1)
+    how = attribution(trace, links, rows)
+    combos, combo = _combinations(analysed, rows, chain, how)
+    return KernelColumns(ptr, rows, ts - first[owner], chain, chains, how, first, unique,
+                         combos, combo)
+
+
+def _combinations(analysed: AnalysedTrace, rows: np.ndarray, chain: np.ndarray,
+                  how: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (name id, kind, stream, launcher's name id or -1, chain, attribution)
+    of the events, and each event's: all an event's text but its two times."""
+    trace, links = analysed.trace, analysed.links
+    if rows.shape[0] == 0:
+        return np.zeros((0, 6), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    op = links.op[rows]
+    op_name = np.where(op >= 0, trace.name_id[np.maximum(op, 0)], -1)
+    key = np.stack([trace.name_id[rows].astype(np.int64), trace.kind[rows].astype(np.int64),
+                    trace.stream[rows].astype(np.int64), op_name.astype(np.int64),
+                    chain.astype(np.int64), how.astype(np.int64)], axis=1)
+    unique, inverse = unique_rows(key)
+    return unique, np.asarray(inverse).reshape(-1)
 
 
 def kernels_of(analysed: AnalysedTrace,

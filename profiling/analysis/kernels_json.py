@@ -28,7 +28,6 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.launch_chain import ATTRIBUTIONS
-from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import INSTANCE_COL as _COL
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.stored_regions import instance_names, instance_table
@@ -42,23 +41,13 @@ def _floats(values: np.ndarray) -> list[str]:
     return repr(values.tolist())[1:-1].split(", ")
 
 
-def _event_texts(analysed: AnalysedTrace, rows: np.ndarray, chain: np.ndarray,
-                 chains: list[tuple[str, ...]], how: np.ndarray) -> tuple[list[str], list[str],
-                                                                          np.ndarray]:
-    """(texts before the start offset, texts after the duration, combination of each event)."""
-    trace, links = analysed.trace, analysed.links
-    op = links.op[rows]
-    op_name = np.where(op >= 0, trace.name_id[np.maximum(op, 0)], -1)
-    key = np.stack([trace.name_id[rows].astype(np.int64), trace.kind[rows].astype(np.int64),
-                    trace.stream[rows].astype(np.int64), op_name.astype(np.int64),
-                    chain.astype(np.int64), how.astype(np.int64)], axis=1)
-    if rows.shape[0] == 0:
-        return [], [], np.zeros(0, dtype=np.int64)
-    unique, inverse = unique_rows(key)
+def _event_texts(analysed: AnalysedTrace, cols: KernelColumns) -> tuple[list[str], list[str]]:
+    """The texts before the start offset and after the duration of each combination of
+    an event's other fields (``KernelColumns.combos``)."""
     kinds = {int(k): v for k, v in KIND_NAMES.items()}
-    strings, dumps = trace.strings, json.dumps
+    strings, dumps, chains = analysed.trace.strings, json.dumps, cols.chains
     pre, post = [], []
-    for name, kind, stream, launcher, ch, a in unique.tolist():
+    for name, kind, stream, launcher, ch, a in cols.combos.tolist():
         pre.append('{\n    "name": ' + dumps(strings[name]) + ',\n    "kind": '
                    + dumps(kinds.get(kind, "other")) + ',\n    "start_offset_us": ')
         names = chains[ch]
@@ -69,7 +58,7 @@ def _event_texts(analysed: AnalysedTrace, rows: np.ndarray, chain: np.ndarray,
                     + ("null" if launcher < 0 else dumps(strings[launcher]))
                     + ',\n    "launch_chain": ' + chain_text
                     + ',\n    "attribution": ' + dumps(ATTRIBUTIONS[a]) + "\n   }")
-    return pre, post, np.asarray(inverse).reshape(-1)
+    return pre, post
 
 
 def kernels_json(analysed: AnalysedTrace, instances: Sequence[RegionInstance]) -> str:
@@ -86,8 +75,8 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
         yield "[]"
         return
     cols = kernel_columns(analysed, instances)
-    pre, post, combo = _event_texts(analysed, cols.rows, cols.chain, cols.chains,
-                                    cols.attribution)
+    pre, post = _event_texts(analysed, cols)
+    combo = np.asarray(cols.combo, dtype=np.int64)
     names, heads = _instance_heads(analysed, instances, cols)
     pre_obj = _objects(pre)
     # An event's closing text: its combination's, then what follows it in its instance.
