@@ -37,12 +37,31 @@ def chain_ops(ctx: RegionContext, entries: np.ndarray | None = None
     return entries[which], pos - lo[which], np.asarray(b.chain[pos], dtype=np.int64)
 
 
+def present_ids(trace: Trace, ids: np.ndarray) -> np.ndarray:
+    """The distinct name ids among ``ids``, ascending: a presence table over the trace's
+    strings (ids are small), one pass, no sort."""
+    seen = np.zeros(len(trace.strings), dtype=bool)
+    seen[np.asarray(ids, dtype=np.int64)] = True
+    return np.flatnonzero(seen)
+
+
+def by_id(trace: Trace, ids: np.ndarray, value: Callable[[int], object],
+          dtype: type = np.int64) -> np.ndarray:
+    """``value(id)`` of each of ``ids``, worked out once per distinct id and spread
+    back through a table indexed by id."""
+    ids = np.asarray(ids, dtype=np.int64)
+    table: np.ndarray = np.zeros(len(trace.strings), dtype=dtype)
+    for i in present_ids(trace, ids).tolist():
+        table[i] = value(i)
+    return table[ids]
+
+
 def names_of(trace: Trace, rows: np.ndarray) -> set[str]:
     """The distinct names of ``rows`` (each distinct id looked up once)."""
     if rows.shape[0] == 0:
         return set()
     strings = trace.strings
-    return {strings[i] for i in distinct(trace.name_id[rows]).tolist()}
+    return {strings[i] for i in present_ids(trace, trace.name_id[rows]).tolist()}
 
 
 def index_of(ctx: RegionContext, positions: Iterable[int]) -> list[int]:
@@ -55,12 +74,8 @@ def index_of(ctx: RegionContext, positions: Iterable[int]) -> list[int]:
 
 def name_flags(trace: Trace, ids: np.ndarray, test: Callable[[str], object]) -> np.ndarray:
     """``test(name)`` of each id in ``ids`` (each distinct id tested once)."""
-    if ids.shape[0] == 0:
-        return np.zeros(0, dtype=bool)
-    uniq, inverse = np.unique(ids, return_inverse=True)
     strings = trace.strings
-    flags = np.array([bool(test(strings[i])) for i in uniq.tolist()], dtype=np.bool_)
-    return flags[np.asarray(inverse).reshape(-1)]
+    return by_id(trace, ids, lambda i: bool(test(strings[i])), np.bool_)
 
 
 def cpu_ops(ctx: RegionContext, ids: np.ndarray | list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -110,12 +125,9 @@ def group_by_sequence(trace: Trace, rows: np.ndarray, ptr: np.ndarray) -> np.nda
     lengths = np.diff(ptr)
     ids = np.asarray(trace.name_id[rows], dtype=np.int64)
     if ids.shape[0]:  # one id per distinct name (a name interned twice is one name)
-        uniq, inverse = np.unique(ids, return_inverse=True)
         first: dict[str, int] = {}
         strings = trace.strings
-        canon = np.array([first.setdefault(strings[i], i) for i in uniq.tolist()],
-                         dtype=np.int64)
-        ids = canon[np.asarray(inverse).reshape(-1)]
+        ids = by_id(trace, ids, lambda i: first.setdefault(strings[i], i))
     code = np.zeros(n, dtype=np.int64)
     base = 0
     for length in distinct(lengths).tolist():

@@ -16,10 +16,12 @@ import numpy as np
 
 from profiling.analysis.finding_batch import (
     any_inside,
+    by_id,
     chain_ops,
     cpu_ops,
     index_of,
     names_of,
+    present_ids,
 )
 from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
 from profiling.analysis.launch_chain import Launch
@@ -114,10 +116,7 @@ def _out_of_place(ctx: RegionContext, pairs: np.ndarray) -> tuple[str | None, st
     Every chain op of every entry is tested at once (``any_inside``)."""
     t = ctx.trace
     entry, level, op = chain_ops(ctx, pairs)
-    ids = np.asarray(t.name_id[op], dtype=np.int64)
-    uniq, inverse = np.unique(ids, return_inverse=True)
-    inplace = np.array([_inplace_id(t, t.strings[i]) for i in uniq.tolist()],
-                       dtype=np.int64)[np.asarray(inverse).reshape(-1)] if ids.shape[0] else ids
+    inplace = by_id(t, t.name_id[op], lambda i: _inplace_id(t, t.strings[i]))
     start = np.asarray(t.ts_ns[op], dtype=np.int64)
     found = np.flatnonzero(any_inside(ctx, ctx.gpu_owner[entry], inplace, start,
                                       start + t.dur_ns[op]))
@@ -148,7 +147,7 @@ def _matching(ctx: RegionContext, pattern: re.Pattern[str]) -> set[int]:
     trace, rows = ctx.trace, ctx.batch.rows
     if not rows.shape[0]:
         return set()
-    ids = distinct(trace.name_id[rows]).tolist()
+    ids = present_ids(trace, trace.name_id[rows]).tolist()
     return {i for i in ids if pattern.search(trace.strings[i])}
 
 
