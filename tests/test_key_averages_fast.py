@@ -18,7 +18,7 @@ from profiling.analysis import instance_ops, nesting
 from profiling.analysis import key_averages as ka
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.analysis_parts import CODECS
-from profiling.analysis.device_time import _holders_of
+from profiling.analysis.device_time import _asked, _holders_of
 from profiling.analysis.event_groups import _DENSE, Events
 from profiling.analysis.nesting import ancestor_sums, nest, parents, subtree_sums
 from profiling.analysis.regions import cpu_rows_flat
@@ -206,3 +206,14 @@ def test_op_names_within_edges(write_trace) -> None:
     cols = (instance_column(instances, f) for f in ("lane", "start_ns", "end_ns"))
     got = {a.trace.strings[i] for i in instance_ops.op_name_ids_within(a.trace, *cols).tolist()}
     assert got == {"aten::at_start", "aten::at_end", "aten::other_thread"}
+
+
+@pytest.mark.parametrize("scale", [1, 10**12])
+def test_asked_ids_as_isin(scale: int) -> None:
+    """Small ids by a table, ids far past the events (merged files, big counters) by isin."""
+    rng = np.random.default_rng(scale % 97)
+    for _ in range(50):
+        ids = rng.integers(1, 30, int(rng.integers(0, 60))) * scale
+        wanted = rng.choice(ids, int(rng.integers(0, ids.shape[0] + 1))) if ids.shape[0] else ids
+        wanted = np.concatenate((wanted, rng.integers(1, 40, 2) * scale))[: wanted.shape[0] + 1]
+        assert np.array_equal(_asked(ids, wanted), np.isin(ids, wanted))

@@ -113,7 +113,7 @@ def _holders_of(frontend: np.ndarray, h_lane: np.ndarray,
     keyed = np.flatnonzero(frontend > 0)
     # Only events whose id some op asks for can hold: sort those, not every op with an
     # id (a 1 GB trace has 1.7 M; its kernels come from a tenth of them).
-    keyed = keyed[np.isin(frontend[keyed], frontend[ops])]
+    keyed = keyed[_asked(frontend[keyed], frontend[ops])]
     lanes = int(h_lane.max()) + 1 if h_lane.shape[0] else 1
     key = frontend[keyed] * lanes + h_lane[keyed]
     order = np.argsort(key, kind="stable")
@@ -122,6 +122,20 @@ def _holders_of(frontend: np.ndarray, h_lane: np.ndarray,
     lo = np.searchsorted(key, want, side="left")
     hi = np.searchsorted(key, want, side="right")
     return keyed[concat_ranges(lo, hi)], hi - lo
+
+
+def _asked(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """``np.isin(ids, wanted)`` of positive ids: by a table of the ids up to the largest
+    asked for when that is no wider than a few times the ids (torch numbers them from
+    one), else by numpy's own (which sorts)."""
+    if wanted.shape[0] == 0:
+        return np.zeros(ids.shape[0], dtype=bool)
+    top = int(wanted.max())
+    if top > 4 * (ids.shape[0] + wanted.shape[0]) + (1 << 20):
+        return np.isin(ids, wanted)
+    table = np.zeros(top + 2, dtype=bool)
+    table[wanted] = True
+    return table[np.minimum(ids, top + 1)]
 
 
 def place_overhead(trace: Trace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
