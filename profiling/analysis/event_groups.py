@@ -38,9 +38,9 @@ class Events:
     dev_total: np.ndarray | None
 
     @classmethod
-    def of_host(cls, trace: Trace, rows: np.ndarray, key: np.ndarray, dur: np.ndarray,
-                cpu_self: np.ndarray, dev_self: np.ndarray, dev_total: np.ndarray) -> Events:
-        start = trace.ts_ns[rows]
+    def of_host(cls, trace: Trace, rows: np.ndarray, key: np.ndarray, start: np.ndarray,
+                dur: np.ndarray, cpu_self: np.ndarray, dev_self: np.ndarray,
+                dev_total: np.ndarray) -> Events:
         ann = trace.kind[rows] == Kind.USER_ANNOTATION
         return cls(start, start + dur, key * 16 + ann, cpu_self, dur, dev_self, dev_total)
 

@@ -171,21 +171,21 @@ def key_averages(trace: Trace, *, python_functions: bool = False,
     key_ids, key_of_string = _keys(trace)
     h_key = key_of_string[trace.name_id[h.rows]] if h.rows.shape[0] else np.zeros(0, np.int64)
     alive, new_parent, own = _remove_dup_nodes(h.parent, h_key, own)
-    h_dur = trace.dur_ns[h.rows]
+    h_start, h_dur = h.start, h.dur
     child_dur = np.zeros(h.rows.shape[0], dtype=np.int64)
-    kids = np.flatnonzero(alive & (new_parent >= 0))
+    all_alive = bool(alive.all())  # torch's merged duplicates are gone; most traces have none
+    kids = np.flatnonzero(new_parent >= 0 if all_alive else alive & (new_parent >= 0))
     np.add.at(child_dur, new_parent[kids], h_dur[kids])
     child_dur[h.is_async] = h_dur[h.is_async]  # async: no self time (async_events.py)
     h_self = np.subtract(h_dur, child_dur, out=child_dur)
     h_total = ancestor_sums(own, h.parent)
-    if not alive.all():  # torch's merged duplicates are gone; most traces have none
+    rows = h.rows
+    if not all_alive:
         keep = np.flatnonzero(alive)
-        rows, h_key, h_dur, h_self = h.rows[keep], h_key[keep], h_dur[keep], h_self[keep]
-        own, h_total = own[keep], h_total[keep]
-    else:
-        rows = h.rows
+        rows, h_key, h_start, h_dur = rows[keep], h_key[keep], h_start[keep], h_dur[keep]
+        h_self, own, h_total = h_self[keep], own[keep], h_total[keep]
     rows_ = _group(
-        [Events.of_host(trace, rows, h_key, h_dur, h_self, own, h_total),
+        [Events.of_host(trace, rows, h_key, h_start, h_dur, h_self, own, h_total),
          Events.of_device(trace, device, key_of_string),
          Events.of_memory(trace, _memory_rows(trace, h.rows), key_of_string)],
         list(key_ids))
@@ -208,6 +208,8 @@ class _Host:
     given_id: np.ndarray  # the id torch gives an overhead slice (NO_ID for the others)
     parent: np.ndarray
     is_async: np.ndarray  # c10d Work ranges: never nested, no self time
+    start: np.ndarray  # ts_ns and dur_ns of the rows, read once
+    dur: np.ndarray
 
 
 def _named_rows(trace: Trace, mask: np.ndarray) -> np.ndarray:
@@ -255,8 +257,8 @@ def _host_events(trace: Trace, python_functions: bool) -> _Host:
         order = np.lexsort((-trace.dur_ns[host], trace.ts_ns[host], lane))
         host, lane, given = host[order], lane[order], given[order]
     host, lane, given, is_async = set_apart(trace, host, lane, given)
-    start = trace.ts_ns[host]
-    return _Host(host, lane, given, parents(start, start + trace.dur_ns[host], lane), is_async)
+    start, dur = trace.ts_ns[host], trace.dur_ns[host]
+    return _Host(host, lane, given, parents(start, start + dur, lane), is_async, start, dur)
 
 
 def _device_events(trace: Trace) -> np.ndarray:
@@ -286,13 +288,13 @@ def _remove_dup_nodes(parent: np.ndarray, key: np.ndarray,
     m = parent.shape[0]
     alive = np.ones(m, dtype=bool)
     if m == 0:
-        return alive, parent.copy(), own
+        return alive, parent, own
     has_parent = parent >= 0
     n_children = np.bincount(parent[has_parent], minlength=m)
     safe_parent = np.maximum(parent, 0)
     dup = has_parent & (key[safe_parent] == key) & (n_children[safe_parent] == 1)
     if not dup.any():
-        return alive, parent.copy(), own
+        return alive, parent, own
     head = parent.copy()  # nearest surviving ancestor of each node
     climbing = np.flatnonzero((head >= 0) & dup[np.maximum(head, 0)])
     while climbing.shape[0]:
