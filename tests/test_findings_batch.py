@@ -198,3 +198,16 @@ def test_distinct_is_unique() -> None:
     for values in (rng.integers(-5, 5, 300), rng.integers(0, 10**9, 1000),
                    np.zeros(0, dtype=np.int64), np.array([7]), np.array([2, 2, 2])):
         assert distinct(values).tolist() == np.unique(values).tolist()
+
+
+def test_a_region_asked_again_keeps_one_batch(tmp_path: Path) -> None:
+    """Findings run twice on one analysis remember the region's batch once, and each
+    instance's launches still come from it."""
+    from profiling.analysis.findings import region_findings
+
+    a = AnalysedTrace(load_trace(mixed_trace(tmp_path, seed=2), use_cache=False))
+    first = region_findings(a, "attn_fwd")
+    assert region_findings(a, "attn_fwd") == first
+    assert len(a._batches) == 1
+    inst = a.instances("attn_fwd")[1]
+    assert a.launches(inst) == BruteContext(a, "attn_fwd", [inst], None, None, True).launches(inst)

@@ -102,8 +102,8 @@ class AnalysedTrace:
         self._locks: dict[str, threading.Lock] = {}
         self._instances: dict[str, list[RegionInstance]] = {}
         self._launches: dict[int, tuple[Launch, ...]] = {}
-        # the remembered batches, newest first: (instance row -> position, batch)
-        self._batches: list[tuple[dict[int, int], InstanceLaunches]] = []
+        # the remembered batches, by their instances: (instance row -> position, batch)
+        self._batches: dict[int, tuple[dict[int, int], InstanceLaunches]] = {}
         self.__dict__.update(parts)
 
     def _stored_or_built(self, name: str, build: Callable[[Any], Any]) -> Any:
@@ -233,10 +233,11 @@ class AnalysedTrace:
         batch = self._batch_of(instances)
         if remember:
             rows = instance_column(instances, "row").tolist()
+            key = hash(tuple(rows))  # the same instances again replace their batch
             with self._guard:
-                # a new list, not an insert: readers iterate the old one unlocked
+                # a new dict, not an update: readers iterate the old one unlocked
                 position = {row: k for k, row in enumerate(rows)}
-                self._batches = [(position, batch), *self._batches]
+                self._batches = {**self._batches, key: (position, batch)}
         return batch
 
     def _batch_of(self, instances: Sequence[RegionInstance]) -> InstanceLaunches:
@@ -259,7 +260,7 @@ class AnalysedTrace:
 
     def _where(self, row: int) -> tuple[InstanceLaunches, int] | None:
         """The remembered batch holding instance ``row``, and its position there."""
-        for position, batch in self._batches:
+        for position, batch in self._batches.values():
             k = position.get(row)
             if k is not None:
                 return batch, k
