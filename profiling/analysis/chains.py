@@ -184,18 +184,18 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     return InstanceLaunches(inst_ptr, rows, chain_ptr, chain)
 
 
-def _narrow(values: np.ndarray) -> np.ndarray:
+def narrow(values: np.ndarray) -> np.ndarray:
     """Rows and offsets as int32 where they fit: half the bytes to write, map and check."""
     values = np.asarray(values)
-    if values.size == 0 or int(values.max()) < 2**31 - 1:
+    if values.size == 0 or (int(values.max()) < 2**31 - 1 and int(values.min()) >= -(2**31)):
         return values.astype(np.int32)
     return values
 
 
 def encode_launches(batch: InstanceLaunches) -> tuple[dict[str, np.ndarray], None]:
     """A batch's arrays, to keep with the index (``AnalysedTrace.launch_batch``)."""
-    return {"inst_ptr": _narrow(batch.inst_ptr), "rows": _narrow(batch.rows),
-            "chain_ptr": _narrow(batch.chain_ptr), "chain": _narrow(batch.chain)}, None
+    return {"inst_ptr": narrow(batch.inst_ptr), "rows": narrow(batch.rows),
+            "chain_ptr": narrow(batch.chain_ptr), "chain": narrow(batch.chain)}, None
 
 
 def decode_launches(trace: Trace, arrays: dict[str, np.ndarray],

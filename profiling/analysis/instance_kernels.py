@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace, batch_key
+from profiling.analysis.chains import narrow
 from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import RegionInstance
@@ -118,9 +119,9 @@ def kernel_columns(analysed: AnalysedTrace,
 
 def _encode_columns(cols: KernelColumns) -> tuple[dict[str, np.ndarray], None]:
     """The columns as arrays (the distinct chains as their name ids)."""
-    return {"ptr": cols.ptr, "rows": cols.rows, "offset_ns": cols.offset_ns,
-            "chain": cols.chain, "chain_names": cols.chain_ids, "combos": cols.combos,
-            "combo": cols.combo,
+    return {"ptr": narrow(cols.ptr), "rows": narrow(cols.rows),
+            "offset_ns": narrow(cols.offset_ns), "chain": narrow(cols.chain),
+            "chain_names": cols.chain_ids, "combos": cols.combos, "combo": narrow(cols.combo),
             "attribution": cols.attribution.astype(np.int8), "first_ns": cols.first_ns}, None
 
 
@@ -151,9 +152,10 @@ def _decode_columns(trace: Trace, arrays: dict[str, np.ndarray],
             raise ValueError("stored kernel columns out of range")
     strings = trace.strings
     chains = [tuple(strings[i] for i in u if i >= 0) for u in names.tolist()]
-    return KernelColumns(ptr, rows, arrays["offset_ns"], chain, chains,
-                         arrays["attribution"], arrays["first_ns"], names, combos,
-                         arrays["combo"])
+    wide = [np.asarray(arrays[f], dtype=np.int64) for f in ("ptr", "rows", "offset_ns",
+                                                             "chain", "combo")]
+    return KernelColumns(wide[0], wide[1], wide[2], wide[3], chains, arrays["attribution"],
+                         arrays["first_ns"], names, combos, wide[4])  # int64, as computed
 
 
 def _kernel_columns(analysed: AnalysedTrace,
