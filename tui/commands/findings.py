@@ -15,7 +15,6 @@ the text and Markdown title each rank's findings ``rank 3 · ...``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -29,8 +28,10 @@ def run(args: argparse.Namespace) -> int:
     if len(paths) > 1:
         return _run_job(args, paths)
     result = trace_findings(AnalysedTrace(load_for_command(paths[0], args)))
-    if args.json:
-        sys.stdout.write(json.dumps(result.as_json(), indent=1, allow_nan=False, default=str))
+    if args.json:  # json.dumps(indent=1)'s text, its long instance lists written in C
+        from profiling.analysis.json_text import dumps_indent1
+
+        sys.stdout.write(dumps_indent1(result.as_json(), allow_nan=False, default=str))
         sys.stdout.write("\n")
     elif args.markdown:
         sys.stdout.write(markdown(result))
@@ -58,7 +59,9 @@ def _run_job(args: argparse.Namespace, paths: list[str]) -> int:
     job = load_job_for_command(paths, args, "findings")
     found = job_findings(job)
     if args.json:
-        sys.stdout.write(json.dumps(found.as_json(), indent=1, allow_nan=False, default=str))
+        from profiling.analysis.json_text import dumps_indent1
+
+        sys.stdout.write(dumps_indent1(found.as_json(), allow_nan=False, default=str))
         sys.stdout.write("\n")
     elif args.markdown:
         sys.stdout.write(markdown(found.labelled(), found.header))
