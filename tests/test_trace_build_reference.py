@@ -23,7 +23,7 @@ from profiling.trace.columns import (
 )
 from profiling.trace.kinds import copy_kinds_by_name, device_types
 from profiling.trace.lanes import build_lanes
-from profiling.trace.model import ArgsSource, Trace
+from profiling.trace.model import ArgsSource, Trace, narrow
 from tests.fixtures.bad_inputs import CASES
 from tests.test_trace_quick_span import _outcome, _traces
 
@@ -85,23 +85,24 @@ def reference_build(
 
     stream = col["stream"][order]
     _streams_from_lanes(stream, kind, lane_sorted, lanes)  # a rule added since (its own test)
+    # the narrow dtypes where every value fits, added since (tests/test_index_size.py)
     return Trace(
         path=path,
         n_entries=sum(c.n_entries for c in chunks),
         strings=string_list,
         ts_ns=ts_ns,
         dur_ns=dur_ns,
-        name_id=names[order],
-        cat_id=cats[order],
+        name_id=narrow(names[order], np.int16, np.int32),
+        cat_id=narrow(cats[order], np.int16, np.int32),
         kind=kind,
         ph=ph[order],
         lane=lane_sorted.astype(np.int32),
         depth=depth,
-        correlation=col["correlation"][order],
-        external_id=col["external_id"][order],
-        stream=stream,
+        correlation=narrow(col["correlation"][order]),
+        external_id=narrow(col["external_id"][order]),
+        stream=narrow(stream),
         op_input=col["op_input"][order],
-        source_index=source_index[order],
+        source_index=narrow(source_index[order]),
         lanes=lanes,
         lane_start=lane_start,
         groups=groups,
