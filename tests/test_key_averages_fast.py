@@ -210,10 +210,11 @@ def test_op_names_within_edges(write_trace) -> None:
 
 @pytest.mark.parametrize("scale", [1, 10**12])
 def test_asked_ids_as_isin(scale: int) -> None:
-    """Small ids by a table, ids far past the events (merged files, big counters) by isin."""
+    """Small ids by a table, ids far past the events (merged files, big counters) by
+    isin; ids below and above the wanted ones, none (-1) and zero among them."""
     rng = np.random.default_rng(scale % 97)
     for _ in range(50):
-        ids = rng.integers(1, 30, int(rng.integers(0, 60))) * scale
+        ids = rng.integers(-3, 30, int(rng.integers(0, 60))) * scale
         wanted = rng.choice(ids, int(rng.integers(0, ids.shape[0] + 1))) if ids.shape[0] else ids
-        wanted = np.concatenate((wanted, rng.integers(1, 40, 2) * scale))[: wanted.shape[0] + 1]
+        wanted = np.concatenate((wanted, rng.integers(-5, 40, 2) * scale))[: wanted.shape[0] + 1]
         assert np.array_equal(_asked(ids, wanted), np.isin(ids, wanted))

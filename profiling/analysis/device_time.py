@@ -74,9 +74,11 @@ def own_device_time(trace: Trace, host: np.ndarray, h_lane: np.ndarray,
     if m == 0 or device.shape[0] == 0:
         return own
     call = launching_calls(trace, device, links)
-    where = np.full(len(trace), -1, dtype=np.int64)
-    where[host] = np.arange(m)
+    index = np.int32 if m < 2**31 else np.int64  # a 1 GB trace: 12 MB, not 25
+    where = np.full(len(trace), -1, dtype=index)
+    where[host] = np.arange(m, dtype=index)
     node = np.where(call >= 0, where[np.maximum(call, 0)], -1)
+    del where
     ext = trace.external_id
     call_ext = np.where(call >= 0, ext[np.maximum(call, 0)], NO_ID)
     wanted = np.where(call_ext > 0, call_ext, np.where(ext[device] > 0, ext[device], NO_ID))
@@ -110,10 +112,10 @@ def _holders_of(frontend: np.ndarray, h_lane: np.ndarray,
                 ops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every host event on each op's thread that carries the op's id (the op, and
     overhead slices torch gave that id), as (flat owners, count per op)."""
-    keyed = np.flatnonzero(frontend > 0)
-    # Only events whose id some op asks for can hold: sort those, not every op with an
-    # id (a 1 GB trace has 1.7 M; its kernels come from a tenth of them).
-    keyed = keyed[_asked(frontend[keyed], frontend[ops])]
+    # Only events whose id some op asks for can hold: sort those, not every event with
+    # an id (a 1 GB trace has 1.7 M; its kernels come from a tenth of them).
+    asked = frontend[ops]
+    keyed = np.flatnonzero(_asked(frontend, asked[asked > 0]))
     lanes = int(h_lane.max()) + 1 if h_lane.shape[0] else 1
     key = frontend[keyed] * lanes + h_lane[keyed]
     order = np.argsort(key, kind="stable")
@@ -125,17 +127,21 @@ def _holders_of(frontend: np.ndarray, h_lane: np.ndarray,
 
 
 def _asked(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """``np.isin(ids, wanted)`` of positive ids: by a table of the ids up to the largest
-    asked for when that is no wider than a few times the ids (torch numbers them from
-    one), else by numpy's own (which sorts)."""
+    """``np.isin(ids, wanted)``: by a table over the span of the wanted ids when that
+    is no wider than a few times the ids (torch numbers them from one), else by
+    numpy's own (which sorts).  One id-sized temporary: the table's slot of each id,
+    0 and the last slot (both False) for the ids outside the span."""
     if wanted.shape[0] == 0:
         return np.zeros(ids.shape[0], dtype=bool)
-    top = int(wanted.max())
-    if top > 4 * (ids.shape[0] + wanted.shape[0]) + (1 << 20):
+    lo, top = int(wanted.min()), int(wanted.max())
+    span = top - lo + 1
+    if span > 4 * (ids.shape[0] + wanted.shape[0]) + (1 << 20):
         return np.isin(ids, wanted)
-    table = np.zeros(top + 2, dtype=bool)
-    table[wanted] = True
-    return table[np.minimum(ids, top + 1)]
+    table = np.zeros(span + 2, dtype=bool)
+    table[wanted - (lo - 1)] = True
+    slot = np.subtract(ids, lo - 1, dtype=np.int64)
+    np.clip(slot, 0, span + 1, out=slot)
+    return table[slot]
 
 
 def place_overhead(trace: Trace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

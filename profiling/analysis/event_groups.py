@@ -41,8 +41,9 @@ class Events:
     def of_host(cls, trace: Trace, rows: np.ndarray, key: np.ndarray, start: np.ndarray,
                 dur: np.ndarray, cpu_self: np.ndarray, dev_self: np.ndarray,
                 dev_total: np.ndarray) -> Events:
-        ann = trace.kind[rows] == Kind.USER_ANNOTATION
-        return cls(start, start + dur, key * 16 + ann, cpu_self, dur, dev_self, dev_total)
+        code = np.multiply(key, 16, dtype=np.int64)
+        code += trace.kind[rows] == Kind.USER_ANNOTATION
+        return cls(start, start + dur, code, cpu_self, dur, dev_self, dev_total)
 
     @classmethod
     def of_device(cls, trace: Trace, rows: np.ndarray, key_of_string: np.ndarray) -> Events:

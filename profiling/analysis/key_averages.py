@@ -168,6 +168,7 @@ def key_averages(trace: Trace, *, python_functions: bool = False,
     frontend = frontend_ids(trace, h.rows, h.given_id)
     own = own_device_time(trace, h.rows, h.lane, frontend, h.parent, attachable,
                           links if links is not None else link_gpu_events(trace))
+    del frontend, attachable  # the peak of a 1 GB trace's table is here: free what is done
     key_ids, key_of_string = _keys(trace)
     h_key = key_of_string[trace.name_id[h.rows]] if h.rows.shape[0] else np.zeros(0, np.int64)
     alive, new_parent, own = _remove_dup_nodes(h.parent, h_key, own)
@@ -176,6 +177,7 @@ def key_averages(trace: Trace, *, python_functions: bool = False,
     all_alive = bool(alive.all())  # torch's merged duplicates are gone; most traces have none
     kids = np.flatnonzero(new_parent >= 0 if all_alive else alive & (new_parent >= 0))
     np.add.at(child_dur, new_parent[kids], h_dur[kids])
+    del kids, new_parent
     child_dur[h.is_async] = h_dur[h.is_async]  # async: no self time (async_events.py)
     h_self = np.subtract(h_dur, child_dur, out=child_dur)
     h_total = ancestor_sums(own, h.parent)
@@ -184,11 +186,11 @@ def key_averages(trace: Trace, *, python_functions: bool = False,
         keep = np.flatnonzero(alive)
         rows, h_key, h_start, h_dur = rows[keep], h_key[keep], h_start[keep], h_dur[keep]
         h_self, own, h_total = h_self[keep], own[keep], h_total[keep]
-    rows_ = _group(
-        [Events.of_host(trace, rows, h_key, h_start, h_dur, h_self, own, h_total),
-         Events.of_device(trace, device, key_of_string),
-         Events.of_memory(trace, _memory_rows(trace, h.rows), key_of_string)],
-        list(key_ids))
+    memory = _memory_rows(trace, h.rows)
+    host = Events.of_host(trace, rows, h_key, h_start, h_dur, h_self, own, h_total)
+    del h, rows, h_key, h_start, h_dur, h_self, own, h_total  # held by ``host`` if needed
+    rows_ = _group([host, Events.of_device(trace, device, key_of_string),
+                    Events.of_memory(trace, memory, key_of_string)], list(key_ids))
     return KeyAverages(
         rows=rows_,
         self_cpu_time_total=sum(r.self_cpu_time_total for r in rows_),
@@ -244,7 +246,7 @@ def _host_events(trace: Trace, python_functions: bool) -> _Host:
     if python_functions:
         kinds.append(Kind.PYTHON_FUNCTION)
     host = _named_rows(trace, _of_kinds(trace, kinds))
-    lane = trace.lane[host].astype(np.int64)
+    lane = trace.lane[host]  # int32: nest groups by it, nothing adds to it
     given = np.full(host.shape[0], NO_ID, dtype=np.int64)
     in_category = _of_category(trace, OVERHEAD_CATEGORY)
     overhead = np.zeros(0, dtype=np.int64) if in_category is None else _named_rows(
