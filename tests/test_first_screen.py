@@ -1,4 +1,5 @@
-"""The first screen's model and tracks are made on the loading thread (tui.first_screen).
+"""The first screen's model and tracks are made on the pane's loading thread
+(tui.first_screen), not by the first frame on the UI thread.
 
 The pane must open with the same rows, folds and window as a model made on the UI
 thread, find the first screen's tracks already built (the point of the move), and
@@ -6,9 +7,11 @@ take the model only once (a model is one pane's state)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from tests.job_fixtures import straggler_job
+from tui.app import AttnTuiApp
 from tui.first_screen import first_model, new_model, prepare, screen_rows, take
 from tui.job_session import open_targets
 from tui.preload import Preloads
@@ -27,10 +30,12 @@ def _first_keys(model) -> set[tuple]:  # noqa: ANN001
     return {k for k in keys if k is not None}
 
 
-def test_a_preloaded_session_comes_with_its_first_screen_built() -> None:
+def test_a_prepared_session_comes_with_its_first_screen_built() -> None:
     session = _session([str(SAMPLE)])
+    assert session.timeline is None  # not made before the pane asks (see tui.first_screen)
+    prepare(session)
     model = session.timeline
-    assert model is not None  # made by the preload thread, before the app asked
+    assert model is not None
     built = set(model.cache._tracks)
     assert _first_keys(model) <= built  # every track of the first screen is there
     fresh = new_model(session)
@@ -47,6 +52,7 @@ def test_a_preloaded_session_comes_with_its_first_screen_built() -> None:
 
 def test_a_job_is_prepared_compact_like_the_pane_shows_it(tmp_path: Path) -> None:
     session = _session(straggler_job(tmp_path, slow=1))
+    prepare(session)
     model = session.timeline
     assert model is not None and session.job is not None
     assert not model.folds.lanes_open  # fold_for_job: every lane on one row
@@ -82,3 +88,27 @@ def test_a_failing_preparation_leaves_it_to_the_pane() -> None:
         session.timeline.cache._tracks
     )
     assert first_model(session).rows  # the same, made directly
+
+
+async def test_the_pane_opens_with_the_model_its_loading_thread_made(monkeypatch) -> None:  # noqa: ANN001
+    import tui.widgets.trace_pane as trace_pane
+
+    made: list[tuple[str, object]] = []
+
+    def spy(session) -> None:  # noqa: ANN001
+        prepare(session)
+        made.append((threading.current_thread().name, session.timeline))
+
+    monkeypatch.setattr(trace_pane, "prepare", spy)
+    targets, load = open_targets([str(SAMPLE)])
+    app = AttnTuiApp(targets, loader=Preloads(targets, load=load).loader, theme="attn-dark")
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(600):
+            if app.panes and app.panes[0].state == "ready":
+                break
+            await pilot.pause(0.05)
+        await pilot.pause()
+        ((thread, model),) = made
+        assert thread != threading.main_thread().name  # off the UI thread
+        assert app.panes[0].model is model  # the pane took that one, not a new one
+        assert app.panes[0].session.timeline is None

@@ -4,13 +4,7 @@ Importing Textual and starting the app takes about half a second; loading a big
 trace takes seconds and runs mostly in worker processes.  ``attn-tui open``
 therefore starts every load first and gives the app a loader that waits for
 the one already running, so start-up and loading overlap and the first frame
-comes as soon as the columns exist.  The loading thread then also makes the
-first screen (``tui.first_screen.prepare``: the timeline model and its first
-tracks), which the app would otherwise make after its start.  Every module that
-thread runs is imported here, by the main thread, before it starts: a module
-imported on a thread while the main thread imports the same chain (the app's
-own imports) can raise Python's ``_DeadlockError`` (``tui.prestart`` says where
-this was seen).
+comes as soon as the columns exist.
 """
 
 from __future__ import annotations
@@ -21,7 +15,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tui.first_screen import prepare
 from tui.session import Progress, Session, error_line, load_session
 
 THREAD_PREFIX = "attn-tui load "
@@ -57,8 +50,6 @@ class _Load:
             self.session = load(self.path, self._progress, no_cache=no_cache)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting pane
             self.error = exc
-        else:
-            prepare(self.session)  # the first screen, while the app starts
         finally:
             self.done.set()
 
