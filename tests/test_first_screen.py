@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 from tests.job_fixtures import straggler_job
+from tests.test_tui_pilot import wait_loaded
 from tui.app import AttnTuiApp
 from tui.first_screen import first_model, new_model, prepare, screen_rows, take
 from tui.job_session import open_targets
@@ -65,9 +66,9 @@ def test_a_job_is_prepared_compact_like_the_pane_shows_it(tmp_path: Path) -> Non
     folded = [i for i in range(min(screen_rows(), len(model.rows))) if model.rows[i].folded]
     assert folded and {model.rows[i].key for i in folded} <= set(model._busy)  # labels' shares
     for i in folded:  # the same busy intervals as the label computes on demand
-        a, b = model.summary(i), fresh.summary(i)
-        assert a is not None and b is not None
-        assert (a.starts == b.starts).all() and (a.cum == b.cum).all()
+        mine, theirs = model.summary(i), fresh.summary(i)
+        assert mine is not None and theirs is not None
+        assert (mine.starts == theirs.starts).all() and (mine.cum == theirs.cum).all()
 
 
 def test_a_failing_preparation_leaves_it_to_the_pane() -> None:
@@ -103,12 +104,9 @@ async def test_the_pane_opens_with_the_model_its_loading_thread_made(monkeypatch
     targets, load = open_targets([str(SAMPLE)])
     app = AttnTuiApp(targets, loader=Preloads(targets, load=load).loader, theme="attn-dark")
     async with app.run_test(size=(120, 40)) as pilot:
-        for _ in range(600):
-            if app.panes and app.panes[0].state == "ready":
-                break
-            await pilot.pause(0.05)
-        await pilot.pause()
+        await wait_loaded(pilot)  # the analysis too: no thread of this app outlives it
         ((thread, model),) = made
         assert thread != threading.main_thread().name  # off the UI thread
         assert app.panes[0].model is model  # the pane took that one, not a new one
-        assert app.panes[0].session.timeline is None
+        session = app.panes[0].session
+        assert session is not None and session.timeline is None

@@ -37,7 +37,7 @@ import msgspec
 from profiling.trace.cache import MIN_CACHE_BYTES, cache_dirs, cache_key
 from profiling.trace.cache_store import cache_root
 from profiling.trace.loader import PARALLEL_MIN_BYTES, default_jobs, load_trace
-from profiling.trace.pool import shutdown_pools, start_method
+from profiling.trace.pool import shutdown_pools, start_method, start_tracker
 
 OWN_PROCESS_MIN_BYTES = PARALLEL_MIN_BYTES
 """Ranks from this size on (the file's) are parsed in a process of their own."""
@@ -162,6 +162,7 @@ def index_in_processes(
     cores = default_jobs()
     workers = rank_workers(cores, len(todo))
     context = multiprocessing.get_context(start_method())
+    start_tracker()  # inside a running app, too (pool.start_tracker)
     waiting = list(todo)
     running: dict[Any, BaseProcess] = {}
     done = 0

@@ -28,6 +28,7 @@ import contextlib
 import mmap
 import multiprocessing
 import os
+import sys
 import tempfile
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -134,8 +135,38 @@ def start_method() -> str:
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
+def start_tracker() -> None:
+    """Start multiprocessing's resource tracker (every pool, queue and forkserver
+    needs it) with a stderr it can pass on.
+
+    The tracker's start hands ``sys.stderr.fileno()`` to its process.  Inside a
+    running Textual app ``sys.stderr`` is the app's print capture, whose
+    ``fileno()`` is -1, and the start failed with "bad value(s) in fds_to_keep":
+    a trace first parsed after the app had started (a reload after the file
+    changed, a load that reached its pool late) could not be opened.  For the
+    start only, the process's own stderr stands in."""
+    from multiprocessing import resource_tracker
+
+    with _LOCK:
+        stream = sys.stderr
+        try:
+            usable = stream is not None and stream.fileno() >= 0
+        except (AttributeError, OSError, ValueError):
+            usable = True  # the tracker itself passes no stderr then, and starts
+        if not usable and sys.__stderr__ is not None:
+            sys.stderr = sys.__stderr__
+        try:
+            resource_tracker.ensure_running()
+        finally:
+            sys.stderr = stream
+
+
 def get_pool(workers: int) -> ProcessPoolExecutor:
     """The process's pool of ``workers`` decoders, created on first use (thread-safe)."""
+    with _LOCK:
+        pool = _POOLS.get(workers)
+    if pool is None:
+        start_tracker()
     with _LOCK:
         pool = _POOLS.get(workers)
         if pool is None:
