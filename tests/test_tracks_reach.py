@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from profiling.trace.model import Kind
 from tests.fixtures.flat_trace import flat_trace
 from tui.tracks import make_track, start_order
 
@@ -40,3 +41,36 @@ def test_start_order_is_lexsort_of_start_then_longest_first() -> None:
         ts, dur = ts.astype(np.int64), dur.astype(np.int64)
         assert np.array_equal(start_order(ts, dur), np.lexsort((-dur, ts)))
     assert any(np.any(np.diff(np.sort(ts)) == 0) for ts, _ in cases)  # ties were met
+
+
+
+def _reference_track(trace, rows: np.ndarray, origin: int) -> tuple[np.ndarray, ...]:  # noqa: ANN001
+    """A track by its definition: rows gathered one by one, ordered by (start,
+    longest first), ends as floats, and their running maximum."""
+    rows = np.asarray(rows, dtype=np.int64)
+    rows = rows[np.lexsort((-trace.dur_ns[rows], trace.ts_ns[rows]))]
+    ts = np.array([float(int(trace.ts_ns[r]) - origin) for r in rows.tolist()])
+    end = ts + np.array([float(trace.dur_ns[r]) for r in rows.tolist()])
+    return rows, ts, end, np.maximum.accumulate(end)
+
+
+def test_a_run_of_rows_read_as_a_slice_makes_the_same_track() -> None:
+    """A run of consecutive rows is read as a slice of the columns (make_track's fast
+    path); any other set of rows is gathered.  Both give the track of the definition,
+    with the same Memcpy/Memset subset."""
+    trace = flat_trace(3_000, seed=7, memcpy_every=5)
+    rng = np.random.default_rng(2)
+    trace.dur_ns[:] = rng.choice([0, 1_000, 5_000, 50_000], size=len(trace))
+    cases = [np.arange(len(trace)), np.arange(100, 2_000), np.arange(0, len(trace), 3),
+             rng.permutation(len(trace))[:500]]
+    copies = [int(Kind.MEMCPY), int(Kind.MEMSET)]
+    for rows in cases:
+        track = make_track(trace, rows, trace.start_ns)
+        ref_rows, ts, end, maxend = _reference_track(trace, rows, trace.start_ns)
+        assert np.array_equal(track.rows, ref_rows)
+        assert np.array_equal(track.ts, ts) and np.array_equal(track.end, end)
+        assert np.array_equal(track.maxend, maxend)
+        special = ref_rows[np.isin(trace.kind[ref_rows], copies)]
+        got = track.special.rows if track.special is not None else np.zeros(0, np.int64)
+        assert np.array_equal(got, special)
+    assert make_track(trace, cases[0], trace.start_ns).special is not None  # copies were met

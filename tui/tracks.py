@@ -62,14 +62,19 @@ def make_track(trace: Trace, rows: np.ndarray, origin: int, *, with_special: boo
     """A track over ``rows`` (trace row numbers), sorted by start time if needed."""
     rows = np.asarray(rows, dtype=np.int64)
     sorted_rows = bool(rows.size < 2 or np.all(rows[1:] > rows[:-1]))
-    ts_i = trace.ts_ns[rows]
+    # a run of consecutive rows (a lane's drawable rows, nearly always) is read as a
+    # slice of the columns, not gathered row by row: a folded lane is all its rows
+    picked: slice | np.ndarray = rows
+    if sorted_rows and rows.size and int(rows[-1]) - int(rows[0]) + 1 == rows.size:
+        picked = slice(int(rows[0]), int(rows[-1]) + 1)
+    ts_i, dur_i = trace.ts_ns[picked], trace.dur_ns[picked]
     if rows.size > 1 and not (sorted_rows and np.all(ts_i[1:] >= ts_i[:-1])):
-        order = start_order(ts_i, trace.dur_ns[rows])
-        rows = rows[order]
-        ts_i = ts_i[order]
+        order = start_order(ts_i, dur_i)
+        rows, ts_i, dur_i = rows[order], ts_i[order], dur_i[order]
         sorted_rows = bool(np.all(rows[1:] > rows[:-1]))
+        picked = rows
     ts = (ts_i - origin).astype(np.float64)
-    end = ts + trace.dur_ns[rows].astype(np.float64)
+    end = ts + dur_i  # float64: exact below 2**53 ns
     if rows.size:
         maxend = np.maximum.accumulate(end)
         # the last event (at or before each) that reached past every earlier one: the
@@ -85,7 +90,7 @@ def make_track(trace: Trace, rows: np.ndarray, origin: int, *, with_special: boo
         argmax = np.zeros(0, dtype=np.int64)
     special = None
     if with_special and rows.size:
-        mask = np.isin(trace.kind[rows], _SPECIAL_KINDS)
+        mask = np.isin(trace.kind[picked], _SPECIAL_KINDS)
         if mask.any():
             special = make_track(trace, rows[mask], origin, with_special=False)
     return Track(rows, ts, end, maxend, argmax, special, sorted_rows)
@@ -309,7 +314,15 @@ class TrackCache:
         lanes = [k for k in keys if k[0] == "lane"]
         lanes += [("lane", lane, None) for k in groups for lane in self.trace.groups[k[1]].lanes]
         for batch in (lanes, groups):
-            on_threads(self.build, list(dict.fromkeys(k for k in batch if k not in self._tracks)))
+            todo = list(dict.fromkeys(k for k in batch if k not in self._tracks))
+            todo.sort(key=self._size, reverse=True)  # the biggest first: none left for last
+            on_threads(self.build, todo)
+
+    def _size(self, key: tuple) -> int:
+        """Rows under a track key, at most (its lanes' rows)."""
+        lanes = [key[1]] if key[0] == "lane" else self.trace.groups[key[1]].lanes
+        spans = (self.trace.lane_rows(lane) for lane in lanes)
+        return sum(sl.stop - sl.start for sl in spans)
 
     def build(self, key: tuple) -> Track:
         """The track of ``key`` (see ``prefetch``), built if needed."""
