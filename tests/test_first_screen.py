@@ -110,3 +110,17 @@ async def test_the_pane_opens_with_the_model_its_loading_thread_made(monkeypatch
         assert app.panes[0].model is model  # the pane took that one, not a new one
         session = app.panes[0].session
         assert session is not None and session.timeline is None
+
+
+async def test_the_first_screen_is_the_rows_the_timeline_shows(monkeypatch) -> None:  # noqa: ANN001
+    """``screen_rows`` (from the terminal's size) is the timeline's height in the app."""
+    from tui.widgets.timeline import Timeline
+
+    for cols, lines in ((140, 45), (200, 60)):
+        monkeypatch.setenv("COLUMNS", str(cols))
+        monkeypatch.setenv("LINES", str(lines))
+        targets, load = open_targets([str(SAMPLE)])
+        app = AttnTuiApp(targets, loader=Preloads(targets, load=load).loader, theme="attn-dark")
+        async with app.run_test(size=(cols, lines)) as pilot:
+            await wait_loaded(pilot)
+            assert app.query_one(Timeline).size.height == screen_rows()

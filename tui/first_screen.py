@@ -36,10 +36,16 @@ def first_model(session: Session) -> TimelineModel:
     return model
 
 
+CHROME_LINES = 8
+"""Terminal lines the app takes around its timeline (tabs, header, status, ruler,
+footer): a 45-line terminal shows 37 timeline rows (a test holds them equal)."""
+
+
 def screen_rows() -> int:
-    """How many rows the first screen can show at most: the terminal's height (the
-    timeline has fewer, below the tabs and the header); 50 without a terminal."""
-    return shutil.get_terminal_size((80, 50)).lines
+    """How many rows the first screen shows: the terminal's height less the app's
+    chrome (at least 1); 42 without a terminal (its default of 50 lines).  Not
+    more: on a job each row more can be another rank's lane of millions of rows."""
+    return max(shutil.get_terminal_size((80, 50)).lines - CHROME_LINES, 1)
 
 
 def prepare(session: Session) -> None:
