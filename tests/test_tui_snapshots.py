@@ -124,6 +124,8 @@ def test_snapshot_range_panel(monkeypatch, snap_compare):
     app = AttnTuiApp(["naive.json.gz"], theme="attn-dark")
 
     async def range_over_attn_fwd(pilot) -> None:
+        from textual.widgets import DataTable
+
         from profiling.trace.model import Kind
         from tui.widgets.range_panel import RangePanel
         from tui.widgets.timeline import Timeline
@@ -134,7 +136,15 @@ def test_snapshot_range_panel(monkeypatch, snap_compare):
                 if trace.name(r) == "attn_fwd" and trace.kind[r] == Kind.USER_ANNOTATION]
         app.query_one(Timeline).select_row(rows[1])
         await pilot.press("m")
-        await _settle(pilot, lambda: app.query_one(RangePanel).report is not None)
+        panel = app.query_one(RangePanel)
+        table = panel.query_one(DataTable)
+
+        def laid_out() -> bool:  # the rows in, and their widths measured (on idle: Textual
+            # 8.2.8's DataTable; a loaded machine drew the headers alone, too narrow)
+            return (panel.report is not None and table.row_count == len(panel.report.rows)
+                    and not table._require_update_dimensions and not table._new_rows)
+
+        await _settle(pilot, laid_out)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=range_over_attn_fwd)
 
