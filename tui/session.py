@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.errors import AttnTuiError
@@ -25,6 +25,9 @@ from tui.file_watch import FileState
 from tui.links import LinkLookup
 from tui.ops_table import Totals
 from tui.regions_data import Region, region_list
+
+if TYPE_CHECKING:
+    from tui.timeline_model import TimelineModel
 
 Progress = Callable[[str, float], None]
 
@@ -40,7 +43,7 @@ class Session:
     ops_error: str = ""
     analysed: bool = False  # regions and ops are set (read them only once this is True)
     file_state: FileState | None = None  # the file as it was when loading began
-    timeline: Any = None  # its first TimelineModel, made on the loading thread (tui.first_screen)
+    timeline: TimelineModel | None = None  # made on the loading thread (tui.first_screen)
 
     @property
     def trace(self) -> Trace:

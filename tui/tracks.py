@@ -20,7 +20,6 @@ track drawn over the first so a copy is never hidden by its neighbours.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from profiling.cores import usable_cores
 from profiling.trace.model import Kind, Trace
 
 T = TypeVar("T")
@@ -352,5 +352,5 @@ def on_threads(fn: Callable[[T], object], items: list[T]) -> None:
 @cache
 def _pool() -> ThreadPoolExecutor:
     """The threads ``TrackCache.prefetch`` builds on (made on first use, kept)."""
-    return ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1),
+    return ThreadPoolExecutor(max_workers=min(8, usable_cores()),
                               thread_name_prefix="attn-tui tracks")

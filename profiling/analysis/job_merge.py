@@ -40,6 +40,7 @@ from profiling.analysis.job import (
     name_stem,
     rank_info_of,
 )
+from profiling.cores import usable_cores
 from profiling.errors import AttnTuiError
 from profiling.trace.cache import COLUMN_DTYPES
 from profiling.trace.model import NO_ID, ArgsSource, Group, Kind, Lane, Trace
@@ -78,7 +79,7 @@ def on_threads(fn: Any, items: Sequence[Any]) -> list[Any]:
     """``fn`` over ``items`` on a few threads, in order (numpy passes run in parallel)."""
     if len(items) < 2:
         return [fn(x) for x in items]
-    workers = max(1, min(len(items), os.cpu_count() or 1))
+    workers = min(len(items), usable_cores())
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attn-tui job pass") as ex:
         return list(ex.map(fn, items))
 

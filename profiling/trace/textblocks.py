@@ -19,6 +19,8 @@ import struct
 import zlib
 from pathlib import Path
 
+from profiling.cores import usable_cores
+
 MAGIC = b"ATTNTXB1"
 BLOCK_BYTES = 1 << 20
 LEVEL = 3
@@ -37,8 +39,7 @@ def write_blocks(path: Path, text: bytes | memoryview, block: int = BLOCK_BYTES)
     view = memoryview(text)
     count = (len(view) + block - 1) // block
     pieces = [view[k * block:(k + 1) * block] for k in range(count)]
-    workers = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                         else (os.cpu_count() or 1)))
+    workers = min(8, usable_cores())
     with ThreadPoolExecutor(workers) as pool:
         parts = list(pool.map(lambda piece: zlib.compress(piece, LEVEL), pieces))
     offsets = [0]

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from textual.widgets import ContentSwitcher
 
-from tui.job_session import fold_for_job, job_of, realigned_session
+from tui.first_screen import new_model
+from tui.job_session import job_of, realigned_session
 from tui.rows import Folds
 from tui.session import error_line
 from tui.timeline_model import TimelineModel
@@ -88,10 +89,8 @@ class RealignsJob:
             if child.id not in ("loading", "error", "analysing"):
                 await child.remove()
         self.session = session
-        model = TimelineModel(session.trace, session.links)
-        if old is None:
-            fold_for_job(model)
-        else:  # the same rows and lanes: keep what the user folded, pinned, selected
+        model = new_model(session)  # a job's first view, compact
+        if old is not None:  # the same rows and lanes: keep what the user folded, pinned, selected
             f = old.folds
             model.folds = Folds(set(f.groups_folded), set(f.lanes_open), list(f.pinned),
                                 set(f.hidden))
