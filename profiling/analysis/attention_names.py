@@ -36,12 +36,10 @@ class KernelRule:
     strong: bool = True  # the name alone proves attention (else: only in attention regions)
     rocm_only: bool = False  # needs ROCm evidence beside it
 
-    @functools.cached_property
+    @property
     def pattern(self) -> re.Pattern[str]:
-        """The compiled ``source``.  Compiled when first matched, not at import: the
-        commands that never look for attention (``stats``, ``table``, ``slices`` on a
-        reopen) would pay milliseconds for these patterns on every run."""
-        return re.compile(self.source)
+        """The compiled ``source`` (``_compiled``: on first use, once)."""
+        return _compiled(self.source)
 
 
 def _rule(key: str, pattern: str, strong: bool = True, rocm_only: bool = False) -> KernelRule:
@@ -84,7 +82,7 @@ KERNEL_RULES: tuple[KernelRule, ...] = (
 """Attention kernels of every implementation recognised (see the module's text)."""
 
 # Ops that are attention, with the implementation they name ("" when the op is
-# generic and the kernels say which implementation ran); compiled by ``_op_rules``.
+# generic and the kernels say which implementation ran); compiled on first use.
 OP_RULES: tuple[tuple[str, str], ...] = (
     ("math", r"^aten::_scaled_dot_product_attention_math"),
     ("cpu_flash", r"^aten::_scaled_dot_product_flash_attention_for_cpu"),
@@ -112,13 +110,10 @@ _ROCM_CALL = r"^hip[A-Z]"
 
 @functools.cache
 def _compiled(pattern: str) -> re.Pattern[str]:
-    """``re.compile`` once per pattern, on first use (see ``KernelRule.pattern``)."""
+    """``re.compile`` once per pattern, when first matched, not at import: the commands
+    that never look for attention (``stats``, ``table``, ``slices`` on a reopen)
+    would pay milliseconds for these patterns on every run."""
     return re.compile(pattern)
-
-
-@functools.cache
-def _op_rules() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((key, re.compile(pattern)) for key, pattern in OP_RULES)
 
 
 def attention_kernel(name: str, rocm: bool = False,
@@ -139,8 +134,8 @@ def attention_kernel(name: str, rocm: bool = False,
 def attention_op(name: str) -> str | None:
     """The implementation key an attention op names ("" for a generic one), or None
     when ``name`` is not an attention op."""
-    for key, pattern in _op_rules():
-        if pattern.search(name):
+    for key, pattern in OP_RULES:
+        if _compiled(pattern).search(name):
             return key
     return None
 
