@@ -71,7 +71,9 @@ def launch_chain(trace: Trace, links: Links, ops: OpTree, gpu_row: int,
     chain = [call]
     if within >= 0:
         step = trace.name(within).startswith(STEP_PREFIX)  # its ops: any thread of its
-        scope = int(scopes(trace, trace.lane[[within]], np.array([step]))[0])  # process
+        n = len(trace.lanes)  # process; per lane, the scope an op on it is in
+        scope_of = scopes(trace, np.arange(n), np.full(n, step))
+        scope = int(scope_of[trace.lane[within]])
         start = int(trace.ts_ns[within])
         end = start + int(trace.dur_ns[within])
         keeps_itself = int(trace.kind[within]) == int(Kind.CPU_OP) and not step
@@ -82,8 +84,7 @@ def launch_chain(trace: Trace, links: Links, ops: OpTree, gpu_row: int,
                 if keeps_itself:
                     chain.append(op)
                 break
-            op_scope = int(scopes(trace, trace.lane[[op]], np.array([step]))[0])
-            inside = (op_scope == scope and int(trace.ts_ns[op]) >= start
+            inside = (int(scope_of[trace.lane[op]]) == scope and int(trace.ts_ns[op]) >= start
                       and int(trace.ts_ns[op]) + int(trace.dur_ns[op]) <= end)
             if not inside:
                 break
