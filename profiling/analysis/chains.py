@@ -30,10 +30,10 @@ import numpy as np
 from profiling.analysis.launch_chain import Launch
 from profiling.analysis.links import Links, OpTree
 from profiling.analysis.ranges import concat_ranges, distinct, range_owner
-from profiling.analysis.regions import STEP_PREFIX, RegionInstance
-from profiling.analysis.step_scope import scopes
+from profiling.analysis.regions import RegionInstance
+from profiling.analysis.step_scope import scopes, step_rows
 from profiling.analysis.stored_regions import instance_column
-from profiling.trace.model import Kind, Trace
+from profiling.trace.model import Kind, Trace, narrow
 
 
 @dataclass(frozen=True)
@@ -146,10 +146,7 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     w_lane = trace.lane[within].astype(np.int64) if k else np.zeros(0, np.int64)
     w_start = trace.ts_ns[within] if k else np.zeros(0, np.int64)
     w_end = w_start + trace.dur_ns[within] if k else np.zeros(0, np.int64)
-    strings = trace.strings  # a step is never part of its own chains (names of the rows only)
-    ids, which = np.unique(trace.name_id[within], return_inverse=True)  # each name once
-    steps = np.array([strings[i].startswith(STEP_PREFIX) for i in ids.tolist()],
-                     dtype=bool)[np.asarray(which).reshape(-1)] if k else np.zeros(0, bool)
+    steps = step_rows(trace, within)  # a step is never part of its own chains
     keeps = (trace.kind[within] == int(Kind.CPU_OP)) & ~steps if k else np.zeros(0, dtype=bool)
 
     lo, hi = chains.spans(rows) if rows.shape[0] else (np.zeros(0, np.int64),) * 2
@@ -182,14 +179,6 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     chain[chain_ptr[kept_pair] + n_kept[kept_pair] - 1 - rank] = kept_op
     chain[(chain_ptr[:-1] + n_kept)[has_call]] = call[has_call]
     return InstanceLaunches(inst_ptr, rows, chain_ptr, chain)
-
-
-def narrow(values: np.ndarray) -> np.ndarray:
-    """Rows and offsets as int32 where they fit: half the bytes to write, map and check."""
-    values = np.asarray(values)
-    if values.size == 0 or (int(values.max()) < 2**31 - 1 and int(values.min()) >= -(2**31)):
-        return values.astype(np.int32)
-    return values
 
 
 def encode_launches(batch: InstanceLaunches) -> tuple[dict[str, np.ndarray], None]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.attention_flops import AttentionWork
-from profiling.analysis.chains import InstanceLaunches, batch_launches
+from profiling.analysis.chains import InstanceLaunches
 from profiling.analysis.launch_chain import Launch, chain_names
 from profiling.analysis.regions import RegionInstance, cpu_rows_flat
 from profiling.analysis.stored_regions import instance_column
@@ -129,18 +129,22 @@ class RegionContext:
         return self.batch.owner()
 
     @functools.cached_property
+    def _cpu(self) -> tuple[np.ndarray, np.ndarray]:
+        rows, owner = cpu_rows_flat(self.trace, self.instances)
+        return rows, owner.astype(np.int64, copy=False)
+
+    @functools.cached_property
     def cpu_flat(self) -> tuple[np.ndarray, np.ndarray]:
         """(rows, ptr): every instance's CPU rows (``RegionInstance.cpu_rows``) one after
         another; instance ``k``'s are ``rows[ptr[k]:ptr[k+1]]``."""
-        rows, owner = cpu_rows_flat(self.trace, self.instances)
+        rows, owner = self._cpu
         counts = np.bincount(owner, minlength=len(self.instances))
         return rows, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
     @functools.cached_property
     def cpu_owner(self) -> np.ndarray:
         """The position of the instance of each entry of ``cpu_flat``'s rows."""
-        ptr = self.cpu_flat[1]
-        return np.repeat(np.arange(len(self.instances), dtype=np.int64), np.diff(ptr))
+        return self._cpu[1]
 
     @functools.cached_property
     def _position(self) -> dict[int, int]:
@@ -160,16 +164,12 @@ class RegionContext:
         return rows[self.trace.kind[rows] == int(Kind.CPU_OP)]
 
     def launches(self, inst: RegionInstance) -> tuple[Launch, ...]:
-        """The instance's GPU events and their launch chains, in GPU start order."""
-        k = self._position.get(inst.row)
-        return self.analysed.launches(inst) if k is None else batch_launches(self.batch, k)
+        """The instance's GPU events and their launch chains, in GPU start order (from
+        ``batch``, which ``launch_batch`` remembers)."""
+        return self.analysed.launches(inst)
 
     def gpu_rows(self, inst: RegionInstance) -> np.ndarray:
-        k = self._position.get(inst.row)
-        if k is None:
-            return self.analysed.gpu_rows(inst)
-        ptr = self.batch.inst_ptr
-        return self.batch.rows[int(ptr[k]) : int(ptr[k + 1])]
+        return self.analysed.gpu_rows(inst)
 
     def evidence(self, row: int, inst: RegionInstance | None = None, note: str = "",
                  chain: Sequence[int] = ()) -> EvidenceRow:

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace, batch_key
-from profiling.analysis.chains import narrow
 from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import RegionInstance
-from profiling.trace.model import NO_ID, Kind, Trace
+from profiling.trace.model import NO_ID, Kind, Trace, narrow
 
 KIND_NAMES = {Kind.KERNEL: "kernel", Kind.MEMCPY: "memcpy", Kind.MEMSET: "memset"}
 

@@ -220,21 +220,11 @@ def _columns(regions: Regions) -> tuple[np.ndarray, list[str]]:
     return instance_table(regions.instances), [i.group for i in regions.instances]
 
 
-def cpu_rows_of(trace: Trace, instances: Sequence[RegionInstance]) -> list[np.ndarray]:
-    """``RegionInstance.cpu_rows`` of many instances at once: one binary search per
-    lane for all of them, one filter over all their rows."""
-    if not instances:
-        return []
-    rows, owner = cpu_rows_flat(trace, instances)
-    counts = np.bincount(owner, minlength=len(instances))
-    return np.split(rows, np.cumsum(counts)[:-1])
-
-
 def cpu_rows_flat(trace: Trace, instances: Sequence[RegionInstance]
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """``cpu_rows_of``'s rows concatenated, and the index of the instance each belongs
-    to: a caller that wants all of them at once (compare's op names) skips cutting
-    them into one array per instance (38,400 on a 1 GB trace) and joining them again."""
+    """Every instance's ``RegionInstance.cpu_rows`` at once (one binary search per lane
+    for all of them, one filter over all their rows), concatenated, and the index of
+    the instance each belongs to: no array per instance (38,400 on a 1 GB trace)."""
     from profiling.analysis.stored_regions import instance_column  # it imports this module
 
     k = len(instances)

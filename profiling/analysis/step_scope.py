@@ -24,13 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from profiling.analysis.correlation import lane_process
 from profiling.trace.model import Trace
-
-
-def _process_of_lane(trace: Trace) -> np.ndarray:
-    from profiling.analysis.correlation import lane_process
-
-    return lane_process(trace)
 
 
 def with_process_sections(
@@ -44,7 +39,7 @@ def with_process_sections(
     n_lanes = len(trace.lanes)
     if by_launch.shape[0] == 0 or n_lanes == 0:
         return by_launch, lane, ts
-    process = _process_of_lane(trace)
+    process = lane_process(trace)
     launching = np.flatnonzero(np.bincount(lane, minlength=n_lanes))  # lanes that launch
     multi = np.bincount(process[launching]) >= 2  # processes launching from two or more
     if not multi.any():
@@ -79,7 +74,7 @@ def query_lanes(trace: Trace, by_launch_lane: np.ndarray, rows: np.ndarray) -> n
     if tail.shape[0] == 0 or rows.shape[0] == 0:
         return lanes
     sections = tail[np.concatenate(([True], tail[1:] != tail[:-1]))]
-    section = n_lanes + _process_of_lane(trace)[lanes]
+    section = n_lanes + lane_process(trace)[lanes]
     return np.where(step_rows(trace, rows) & np.isin(section, sections), section, lanes)
 
 
@@ -89,4 +84,4 @@ def scopes(trace: Trace, lanes: np.ndarray, steps: np.ndarray) -> np.ndarray:
     lanes = np.asarray(lanes, dtype=np.int64)
     if lanes.shape[0] == 0:
         return lanes
-    return np.where(steps, -1 - _process_of_lane(trace)[lanes], lanes)
+    return np.where(steps, -1 - lane_process(trace)[lanes], lanes)
