@@ -66,7 +66,9 @@ def check_rules(trace) -> set[str]:  # noqa: ANN001
             ctx = region_context(a, region, instances)
             ctx.prepare()
             old = region_context(a, region, list(instances))
-            brute = BruteContext(a, region, old.instances, old.work, old.input_dtype, old.has_gpu)
+            has_gpu = any(i.gpu_events for i in old.instances)  # the old rule, not the column sum
+            assert ctx.has_gpu == has_gpu
+            brute = BruteContext(a, region, old.instances, old.work, old.input_dtype, has_gpu)
             for new_rule, old_rule in PAIRS:
                 got = new_rule(ctx)
                 assert got == old_rule(brute), (region, new_rule.__name__)
@@ -211,3 +213,34 @@ def test_a_region_asked_again_keeps_one_batch(tmp_path: Path) -> None:
     assert len(a._batches) == 1
     inst = a.instances("attn_fwd")[1]
     assert a.launches(inst) == BruteContext(a, "attn_fwd", [inst], None, None, True).launches(inst)
+
+
+def test_batch_and_kernel_columns_stored_with_the_index_are_read_on_reopen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the index, not the codecs alone: a first open stores a region's launch
+    batch and its ``kernels`` columns; a reopen reads them (building either again
+    fails the test) and gives the same launches and the same listing."""
+    from profiling.analysis import analysed as analysed_module
+    from profiling.analysis import instance_kernels as ik
+    from profiling.analysis import kernels_json as kj
+    from profiling.trace.cache import index_of
+
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = mixed_trace(tmp_path, n=STORED_BATCH + 5)
+    first = AnalysedTrace(load_trace(path, min_cache_bytes=0))
+    assert index_of(first.trace) is not None
+    instances = first.instances("attn_fwd")
+    want_launches = [batch_launches(first.launch_batch(instances), k)
+                     for k in range(len(instances))]
+    want_listing = kj.kernels_json(first, instances)
+
+    def rebuilt(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("built again on a reopen")
+
+    monkeypatch.setattr(analysed_module, "instance_launches", rebuilt)
+    monkeypatch.setattr(ik, "_kernel_columns", rebuilt)
+    again = AnalysedTrace(load_trace(path, min_cache_bytes=0))
+    instances = again.instances("attn_fwd")
+    batch = again.launch_batch(instances)
+    assert [batch_launches(batch, k) for k in range(len(instances))] == want_launches
+    assert kj.kernels_json(again, instances) == want_listing

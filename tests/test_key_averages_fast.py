@@ -190,7 +190,7 @@ def test_op_names_within_instances_as_their_cpu_rows(
 
 def test_op_names_within_edges(write_trace) -> None:
     """An op ending with its instance is inside it, one ending after it is not, one
-    starting with it is (two instances on two threads, and a step in between)."""
+    starting with it is (two instances on two threads)."""
     def ev(name: str, ts: int, dur: int, tid: int, cat: str = "cpu_op") -> dict:
         return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
 

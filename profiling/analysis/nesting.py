@@ -39,8 +39,9 @@ class Nesting:
 def parents(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> np.ndarray:
     """``nest(start, end, group).parent`` alone: the op table needs no ``stop`` nor
     ``depth`` (its subtree sums climb the parents, ``ancestor_sums``), and on a 1 GB
-    trace they are a third of the nesting's time.  The same values, as int32 when
-    there are fewer than 2**31 events (half the memory of every gather by them)."""
+    trace they are a third of the nesting's time.  The same values, as int32 where
+    the jumping settles every event (fewer than 2**31 events; half the memory of
+    every gather by them), else int64."""
     checked = _checked(start, end, group)
     if checked is None:
         return _nest_walk(start, end, group).parent
