@@ -27,6 +27,7 @@ from profiling.analysis.regions import (
     group_name,
     make_instances,
 )
+from profiling.analysis.stored_checks import check_ints, check_pointers, check_within
 from profiling.analysis.stored_regions import StoredRegions, instance_table
 from profiling.trace.model import Trace, narrow
 
@@ -47,8 +48,8 @@ def _instance_table(trace: Trace, arrays: Arrays) -> np.ndarray:
     table = arrays["instances"]
     if table.ndim != 2 or table.shape[1] != len(_INSTANCE_INTS):
         raise ValueError("instance table of the wrong shape")
-    _within(table[:, _INSTANCE_INTS.index("row")], 0, len(trace))
-    _within(table[:, _INSTANCE_INTS.index("lane")], 0, len(trace.lanes))
+    check_within(table[:, _INSTANCE_INTS.index("row")], 0, len(trace))
+    check_within(table[:, _INSTANCE_INTS.index("lane")], 0, len(trace.lanes))
     return table
 
 
@@ -62,25 +63,9 @@ def decode_instances(trace: Trace, arrays: Arrays) -> list[RegionInstance]:
     return make_instances([named[i] for i in ids], table)
 
 
-def _within(values: np.ndarray, lo: int, hi: int) -> None:
-    """ValueError unless every value is in [lo, hi): a stored part damaged on disk (a
-    bit flip keeps the file readable) is recomputed, never used to index the trace."""
-    if values.ndim != 1:
-        raise ValueError("not a column")
-    if values.size and (int(values.min()) < lo or int(values.max()) >= hi):
-        raise ValueError("stored values out of range")
-
-
 def _same_length(arrays: Arrays, *names: str) -> None:
     if len({arrays[n].shape[0] for n in names}) > 1:
         raise ValueError("stored columns of different lengths")
-
-
-def _pointers(ptr: np.ndarray, total: int, count: int) -> None:
-    """ValueError unless ``ptr`` cuts ``total`` entries into ``count`` runs."""
-    if (ptr.ndim != 1 or ptr.shape[0] != count + 1 or int(ptr[0]) != 0
-            or int(ptr[-1]) != total or bool(np.any(np.diff(ptr) < 0))):
-        raise ValueError("stored run boundaries damaged")
 
 
 def _narrow_rows(array: np.ndarray) -> np.ndarray:
@@ -92,12 +77,6 @@ def _narrow_rows(array: np.ndarray) -> np.ndarray:
     return narrow(np.asarray(array))
 
 
-def _ints(arrays: Arrays, *names: str) -> None:
-    """ValueError unless the arrays ``names`` hold int32 or int64 (``_narrow_rows``)."""
-    if any(arrays[n].dtype not in (np.int32, np.int64) for n in names):
-        raise ValueError("stored indexes of the wrong type")
-
-
 def _encode_ops(ops: OpTree) -> tuple[Arrays, Any]:
     n = ops.nesting
     return {"rows": ops.rows, "parent": _narrow_rows(n.parent), "stop": _narrow_rows(n.stop),
@@ -106,11 +85,11 @@ def _encode_ops(ops: OpTree) -> tuple[Arrays, Any]:
 
 def _decode_ops(trace: Trace, arrays: Arrays, doc: Any) -> OpTree:
     n = arrays["rows"].shape[0]
-    _within(arrays["rows"], 0, len(trace))
-    _within(arrays["parent"], -1, n)
-    _within(arrays["stop"], 0, n + 1)
+    check_within(arrays["rows"], 0, len(trace))
+    check_within(arrays["parent"], -1, n)
+    check_within(arrays["stop"], 0, n + 1)
     _same_length(arrays, "rows", "parent", "stop", "depth")
-    _ints(arrays, "parent", "stop")
+    check_ints(arrays, "parent", "stop")
     return OpTree(arrays["rows"], Nesting(arrays["parent"], arrays["stop"], arrays["depth"]))
 
 
@@ -131,9 +110,9 @@ def _decode_links(trace: Trace, arrays: Arrays, doc: Any) -> Links:
     # tenth, and the CRC-32 ``analysis_store.load`` checked says they are what this
     # code computed and wrote (a bit flip is caught there).
     for f in ("gpu_rows", "orphans", "by_launch"):
-        _within(arrays[f], 0, len(trace))
+        check_within(arrays[f], 0, len(trace))
     _same_length(arrays, "by_launch", "by_launch_lane", "by_launch_ts")
-    _ints(arrays, *_LINK_ROWS)
+    check_ints(arrays, *_LINK_ROWS)
     return Links(**{f: arrays[f] for f in _LINK_FIELDS})
 
 
@@ -181,8 +160,8 @@ def _encode_copies(copies: list[CopyStats]) -> tuple[Arrays, Any]:
 
 def _decode_copies(trace: Trace, arrays: Arrays, doc: Any) -> list[CopyStats]:
     ptr, rows = arrays["ptr"], arrays["rows"]
-    _within(rows, 0, len(trace))
-    _pointers(ptr, rows.shape[0], len(doc))
+    check_within(rows, 0, len(trace))
+    check_pointers(ptr, rows.shape[0], len(doc))
     return [CopyStats(**d, rows=rows[int(ptr[i]) : int(ptr[i + 1])]) for i, d in enumerate(doc)]
 
 
@@ -192,10 +171,10 @@ def _encode_chains(chains: LaunchChains) -> tuple[Arrays, Any]:
 
 
 def _decode_chains(trace: Trace, arrays: Arrays, doc: Any) -> LaunchChains:
-    _within(arrays["gpu"], 0, len(trace))
-    _within(arrays["ops"], 0, len(trace))
-    _pointers(arrays["ptr"], arrays["ops"].shape[0], arrays["gpu"].shape[0])
-    _ints(arrays, "ptr", "ops")
+    check_within(arrays["gpu"], 0, len(trace))
+    check_within(arrays["ops"], 0, len(trace))
+    check_pointers(arrays["ptr"], arrays["ops"].shape[0], arrays["gpu"].shape[0])
+    check_ints(arrays, "ptr", "ops")
     return LaunchChains(arrays["gpu"], arrays["ptr"], arrays["ops"])
 
 
@@ -204,8 +183,8 @@ def _encode_op_dtypes(dt: OpDtypes) -> tuple[Arrays, Any]:
 
 
 def _decode_op_dtypes(trace: Trace, arrays: Arrays, doc: Any) -> OpDtypes:
-    _within(arrays["rows"], 0, len(trace))
-    _within(arrays["family"], -1, 3)
+    check_within(arrays["rows"], 0, len(trace))
+    check_within(arrays["family"], -1, 3)
     _same_length(arrays, "rows", "family", "upcast")
     return OpDtypes(arrays["rows"], arrays["family"], arrays["upcast"])
 

@@ -32,6 +32,7 @@ from profiling.analysis.links import Links, OpTree
 from profiling.analysis.ranges import concat_ranges, distinct, range_owner
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.step_scope import scopes, step_rows
+from profiling.analysis.stored_checks import check_ints, check_pointers, check_within
 from profiling.analysis.stored_regions import instance_column
 from profiling.trace.model import Kind, Trace, narrow
 
@@ -194,16 +195,10 @@ def decode_launches(trace: Trace, arrays: dict[str, np.ndarray],
     recomputed, never used to index the trace)."""
     inst_ptr, rows = arrays["inst_ptr"], arrays["rows"]
     chain_ptr, chain = arrays["chain_ptr"], arrays["chain"]
-    if any(a.dtype not in (np.int32, np.int64) for a in (inst_ptr, rows, chain_ptr, chain)):
-        raise ValueError("stored rows of the wrong type")
-    for values in (rows, chain):
-        if values.ndim != 1 or (values.size and (int(values.min()) < 0
-                                                 or int(values.max()) >= len(trace))):
-            raise ValueError("stored rows out of range")
-    for ptr, total, count in ((inst_ptr, rows.shape[0], instances),
-                              (chain_ptr, chain.shape[0], rows.shape[0])):
-        if (ptr.ndim != 1 or ptr.shape[0] != count + 1 or int(ptr[0]) != 0
-                or int(ptr[-1]) != total or bool(np.any(np.diff(ptr) < 0))):
-            raise ValueError("stored run boundaries damaged")
+    check_ints(arrays, "inst_ptr", "rows", "chain_ptr", "chain")
+    check_within(rows, 0, len(trace))
+    check_within(chain, 0, len(trace))
+    check_pointers(inst_ptr, rows.shape[0], instances)
+    check_pointers(chain_ptr, chain.shape[0], rows.shape[0])
     wide = [np.asarray(a, dtype=np.int64) for a in (inst_ptr, rows, chain_ptr, chain)]
     return InstanceLaunches(*wide)  # int64, as computed: no reader sees another type

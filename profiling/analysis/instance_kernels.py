@@ -26,6 +26,7 @@ from profiling.analysis.analysed import AnalysedTrace, batch_key
 from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import RegionInstance
+from profiling.analysis.stored_checks import check_ints, check_pointers, check_within
 from profiling.trace.model import NO_ID, Kind, Trace, narrow
 
 KIND_NAMES = {Kind.KERNEL: "kernel", Kind.MEMCPY: "memcpy", Kind.MEMSET: "memset"}
@@ -132,23 +133,21 @@ def _decode_columns(trace: Trace, arrays: dict[str, np.ndarray],
                                arrays["chain_names"])
     combos = arrays["combos"]
     n = rows.shape[0]
-    if (ptr.shape != (instances + 1,) or int(ptr[0]) != 0 or int(ptr[-1]) != n
-            or bool(np.any(np.diff(ptr) < 0)) or names.ndim != 2
-            or any(arrays[f].shape != (n,) for f in ("offset_ns", "chain", "attribution",
-                                                        "combo"))
-            or arrays["first_ns"].shape != (instances,) or combos.ndim != 2
-            or combos.shape[1] != 6):
+    check_ints(arrays, "ptr", "rows", "offset_ns", "chain", "combo")
+    check_pointers(ptr, n, instances)
+    if (names.ndim != 2 or combos.ndim != 2 or combos.shape[1] != 6
+            or any(arrays[f].shape != (n,) for f in ("offset_ns", "chain", "attribution", "combo"))
+            or arrays["first_ns"].shape != (instances,)):
         raise ValueError("stored kernel columns of another shape")
     for values, lo, hi in ((rows, 0, len(trace)), (chain, 0, names.shape[0]),
-                           (names, -1, len(trace.strings)),
+                           (names.reshape(-1), -1, len(trace.strings)),
                            (arrays["attribution"], 0, len(ATTRIBUTIONS)),
                            (arrays["combo"], 0, combos.shape[0]),
                            (combos[:, 0], 0, len(trace.strings)),
                            (combos[:, 3], -1, len(trace.strings)),
                            (combos[:, 4], 0, names.shape[0]),
                            (combos[:, 5], 0, len(ATTRIBUTIONS))):
-        if values.size and (int(values.min()) < lo or int(values.max()) >= hi):
-            raise ValueError("stored kernel columns out of range")
+        check_within(values, lo, hi)
     strings = trace.strings
     chains = [tuple(strings[i] for i in u if i >= 0) for u in names.tolist()]
     wide = [np.asarray(arrays[f], dtype=np.int64) for f in ("ptr", "rows", "offset_ns",
