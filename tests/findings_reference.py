@@ -28,9 +28,9 @@ from profiling.analysis.finding_rules import (
 )
 from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
 from profiling.analysis.launch_chain import Launch, launch_chain
-from profiling.analysis.op_dtypes import COMPUTE_OPS, FAMILIES
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Kind, Trace
+from profiling.trace.op_inputs import COMPUTE_OPS, FAMILIES
 
 
 class BruteContext(RegionContext):

@@ -25,10 +25,10 @@ from profiling.analysis.finding_batch import (
 )
 from profiling.analysis.finding_types import EvidenceRow, Finding, RegionContext
 from profiling.analysis.launch_chain import Launch
-from profiling.analysis.op_dtypes import COMPUTE_OPS, FAMILIES, dtype_from_types
 from profiling.analysis.ranges import concat_ranges, distinct, range_owner
 from profiling.analysis.regions import RegionInstance
 from profiling.trace.model import Kind, Trace
+from profiling.trace.op_inputs import COMPUTE_OPS, FAMILIES, dtype_from_types
 
 MAX_EVIDENCE = 12
 """Evidence rows kept per finding (the first instance's, then the others')."""

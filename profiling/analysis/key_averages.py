@@ -45,7 +45,7 @@ import numpy as np
 from profiling.analysis.async_events import set_apart
 from profiling.analysis.device_time import frontend_ids, own_device_time, place_overhead
 from profiling.analysis.event_groups import Events, group_totals
-from profiling.analysis.links import Links, link_gpu_events
+from profiling.analysis.links import Links, category_strings, link_gpu_events
 from profiling.analysis.nesting import ancestor_sums, parents
 from profiling.trace.model import DEVICE_TYPE_NAMES, NO_ID, Kind, Trace
 
@@ -235,8 +235,8 @@ def _of_kinds(trace: Trace, kinds: list[Kind]) -> np.ndarray:
 
 def _of_category(trace: Trace, category: str) -> np.ndarray | None:
     """Per row: whether its category is ``category`` (any case); None when no row's is."""
-    wanted = np.array([s.lower() == category for s in trace.strings], dtype=bool)
-    return wanted[trace.cat_id] if len(trace) and wanted.any() else None
+    wanted = category_strings(trace, frozenset({category}))
+    return wanted[trace.cat_id] if len(trace) and wanted.any() else None  # no pass then
 
 
 def _host_events(trace: Trace, python_functions: bool) -> _Host:

@@ -118,9 +118,15 @@ class Links:
         return rows[np.argsort(trace.ts_ns[rows], kind="stable")]
 
 
+def category_strings(trace: Trace, names: frozenset[str]) -> np.ndarray:
+    """Per string of the trace: True when it is one of the categories ``names``
+    (case-insensitive); ``[trace.cat_id]`` of it is the rows in them."""
+    return np.array([s.lower() in names for s in trace.strings], dtype=bool)
+
+
 def category_mask(trace: Trace, names: frozenset[str]) -> np.ndarray:
     """Rows whose category (case-insensitive) is one of ``names``."""
-    wanted = np.array([s.lower() in names for s in trace.strings], dtype=bool)
+    wanted = category_strings(trace, names)
     if wanted.shape[0] == 0:
         return np.zeros(len(trace), dtype=bool)
     return wanted[trace.cat_id]

@@ -23,11 +23,8 @@ from profiling.trace.op_inputs import (
     FAMILIES,
     NO_FAMILY,
     UPCAST,
-    dtype_from_types,
     input_code,
 )
-
-__all__ = ["CAST_OPS", "COMPUTE_OPS", "FAMILIES", "OpDtypes", "dtype_from_types", "op_dtypes"]
 
 
 @dataclass(frozen=True)
