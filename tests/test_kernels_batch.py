@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from profiling.analysis.analysed import AnalysedTrace
@@ -92,7 +93,14 @@ def test_json_text_of_nothing_and_of_odd_names(write_trace):
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
 def test_gaps_of_every_instance_at_once_equal_one_by_one(path: Path):
-    from profiling.analysis.finding_timing import _all_gaps, _gaps
+    from profiling.analysis.finding_timing import _gap_columns, _gaps
+
+    def _all_gaps(trace, row_lists: list[np.ndarray]) -> list[tuple]:  # noqa: ANN001
+        """``_gap_columns`` of the instances' rows, as one ``_gaps`` tuple each."""
+        lengths = [r.shape[0] for r in row_lists]
+        rows = np.concatenate(row_lists).astype(np.int64) if row_lists else np.zeros(0, np.int64)
+        ptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        return list(zip(*(c.tolist() for c in _gap_columns(trace, rows, ptr)), strict=True))
 
     a = AnalysedTrace(load_trace(path, use_cache=False))
     rows = [a.gpu_rows(i) for i in every_instance(a)]

@@ -87,7 +87,7 @@ def launch_bound(ctx: RegionContext) -> list[Finding]:
 
 def _gaps(trace: Trace, rows: np.ndarray) -> tuple[float, float, int, float]:
     """(idle ns, span ns, row after the largest gap, largest gap ns) of one instance's
-    GPU rows (the reference for ``_all_gaps``)."""
+    GPU rows (the reference for ``_gap_columns``)."""
     if rows.size < 2:
         return 0.0, float(trace.dur_ns[rows].sum()) if rows.size else 0.0, -1, 0.0
     order = np.argsort(trace.ts_ns[rows], kind="stable")
@@ -97,15 +97,6 @@ def _gaps(trace: Trace, rows: np.ndarray) -> tuple[float, float, int, float]:
     gaps = np.maximum(start[1:] - reach[:-1], 0)
     k = int(np.argmax(gaps))
     return float(gaps.sum()), float(reach[-1] - start[0]), int(rows[k + 1]), float(gaps[k])
-
-
-def _all_gaps(trace: Trace, row_lists: list[np.ndarray]) -> list[tuple[float, float, int, float]]:
-    """``_gaps`` of every instance at once (each instance's rows in GPU start order)."""
-    lengths = np.array([r.shape[0] for r in row_lists], dtype=np.int64)
-    rows = np.concatenate(row_lists).astype(np.int64) if row_lists else np.zeros(0, np.int64)
-    ptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    idle, span, after, gap = _gap_columns(trace, rows, ptr)
-    return list(zip(idle.tolist(), span.tolist(), after.tolist(), gap.tolist(), strict=True))
 
 
 def _gap_columns(trace: Trace, rows: np.ndarray, ptr: np.ndarray
