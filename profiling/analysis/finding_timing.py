@@ -231,7 +231,7 @@ def odd_instances(ctx: RegionContext) -> list[Finding]:
                                                                           strict=True)),
             evidence=limit([ctx.evidence(v.row, v,
                                          f"{basis} {fmt_ns(times[k])} vs median {fmt_ns(median)}")
-                            for k in far[:MAX_EVIDENCE] if (v := ctx.instances[k]) is not None]),
+                            for k in far[:MAX_EVIDENCE] for v in (ctx.instances[k],)]),
             suggestion="exclude warm-up instances (profiler schedule warmup) and check for "
                        "contention or clock changes",
         ))

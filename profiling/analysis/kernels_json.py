@@ -76,7 +76,7 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
         return
     cols = kernel_columns(analysed, instances)
     pre, post = _event_texts(analysed, cols)
-    combo = np.asarray(cols.combo, dtype=np.int64)
+    combo = cols.combo  # int64, computed or read back
     names, heads = _instance_heads(analysed, instances, cols)
     pre_obj = _objects(pre)
     # An event's closing text: its combination's, then what follows it in its instance.
