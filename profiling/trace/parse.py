@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -22,7 +23,6 @@ from profiling.trace import shared_columns
 from profiling.trace.args import ChunkedArgs
 from profiling.trace.columns import build_trace
 from profiling.trace.decode import Chunk, decode_chunk
-from profiling.trace.loader import Progress
 from profiling.trace.model import Trace
 from profiling.trace.pool import (
     Job,
@@ -37,6 +37,10 @@ from profiling.trace.pool import (
 from profiling.trace.reader import Source, TextSpans, open_source, release_pages
 from profiling.trace.split import CHUNK_BYTES, EventsSpan, chunk_bounds, find_events, reopened
 from profiling.trace.times import looks_exact_only
+
+Progress = Callable[[str, float], None]
+"""``loader.Progress`` (called with stage, fraction done in 0..1), not imported from
+the loader: it imports this module when it parses (tests/test_trace_imports.py)."""
 
 
 def parse(
