@@ -7,6 +7,12 @@ from collections import Counter
 
 import numpy as np
 
+from profiling.analysis.finding_graphs import (
+    GRAPH_LAUNCH,
+    GraphReplays,
+    host_late_advice,
+    launch_text,
+)
 from profiling.analysis.finding_rules import MAX_EVIDENCE, limit
 from profiling.analysis.finding_timing import (
     _SYNC,
@@ -65,14 +71,13 @@ def launch_bound(ctx: RegionContext) -> list[Finding]:
     hit = tuple(v.index for v, c, g in zip(ctx.instances, cpu, gpu, strict=True) if c > g)
     rows = [ctx.evidence(v.row, v, f"CPU {fmt_ns(c)}, GPU {fmt_ns(g)}")  # the evidence kept
             for v, c, g in zip(ctx.instances[:MAX_EVIDENCE], cpu, gpu, strict=False)]
+    detail, suggestion = launch_text(cpu_avg / gpu_avg, _graph_replays(ctx))
     return [Finding(
         id="launch-bound", severity="low", region=ctx.region, instances=hit,
         title=f"launch-bound: {fmt_ns(cpu_avg)} of CPU per instance for {fmt_ns(gpu_avg)} of GPU",
-        detail=f"the host spends {cpu_avg / gpu_avg:.1f}x the GPU time issuing this region "
-               "(the profiler inflates CPU time: confirm without it)",
+        detail=detail,
         evidence=limit(rows),
-        suggestion="batch more work per call, or cut launch overhead with CUDA graphs "
-                   "(torch.compile mode='reduce-overhead')",
+        suggestion=suggestion,
     )]
 
 
@@ -90,12 +95,15 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
     after_gaps = [(v, row, gap) for v, _, _, row, gap in stats if row >= 0]
     rows = [ctx.evidence(row, v, f"GPU idle {fmt_ns(gap)} before this")
             for v, row, gap in after_gaps[:MAX_EVIDENCE]]  # the evidence kept
-    late, known = _late_launches(ctx, [(row, gap) for _, _, _, row, gap in stats if row >= 0])
+    late_at, known = _late_launches(ctx, [(k, row, gap) for k, (_, _, _, row, gap)
+                                          in enumerate(stats) if row >= 0])
+    late = len(late_at)
     if known and late == known:
         detail = ("after the longest gap of each instance, the next event's launch call began "
                   "once the GPU was already idle: the GPU waits for the host to launch it")
-        suggestion = ("fuse the small kernels (torch.compile) or capture the region in a CUDA "
-                      "graph; look for host work between launches")
+        suggestion = host_late_advice(_graph_replays(ctx), np.array(late_at, dtype=np.int64), (
+            "fuse the small kernels (torch.compile) or capture the region in a CUDA graph; "
+            "look for host work between launches"))
     elif known and late == 0:
         detail = ("the launch calls were issued before the gaps: the GPU waits on something "
                   "other than the host (another stream, an event, a dependency)")
@@ -104,8 +112,10 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
         detail = (f"in {late} of {len(after_gaps)} instances the next event's launch call "
                   "began once the GPU was idle (the host was late); the other gaps' launches "
                   "were issued earlier or are not in the trace")
-        suggestion = ("for the host-late gaps: fuse the small kernels (torch.compile) or use a "
-                      "CUDA graph; for the others, look at what the stream waits on")
+        suggestion = host_late_advice(
+            _graph_replays(ctx), np.array(late_at, dtype=np.int64),
+            "fuse the small kernels (torch.compile) or use a CUDA graph",
+            "look at what the stream waits on")
     return [Finding(
         id="gpu-idle-gaps", severity="low", region=ctx.region,
         instances=tuple(v.index for v, i, s, _, _ in stats if s and i / s >= GAP_MIN_SHARE),
@@ -117,19 +127,41 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
     )]
 
 
-def _late_launches(ctx: RegionContext, gaps: list[tuple[int, float]]) -> tuple[int, int]:
-    """(how many, of how many with a known launch call) of the GPU rows after a gap
-    were launched by a call that began after the gap began: the host was late."""
+def _late_launches(ctx: RegionContext, gaps: list[tuple[int, int, float]]
+                   ) -> tuple[list[int], int]:
+    """(the instance positions whose, how many with a known launch call) GPU row after
+    its longest gap was launched by a call that began after the gap began: the host
+    was late."""
     t = ctx.trace
     launch = ctx.analysed.links.launch
-    late = known = 0
-    for row, gap in gaps:
+    late, known = [], 0
+    for k, row, gap in gaps:
         call = int(launch[row])
         if call < 0:
             continue
         known += 1
-        late += int(int(t.ts_ns[call]) >= int(t.ts_ns[row]) - gap)
+        if int(t.ts_ns[call]) >= int(t.ts_ns[row]) - gap:
+            late.append(k)
     return late, known
+
+
+def _graph_replays(ctx: RegionContext) -> GraphReplays:
+    """``finding_graphs.graph_replays`` one instance at a time: the names of its GPU
+    rows' launch calls and of its own runtime rows, each tested by the regex."""
+    t = ctx.trace
+    launch = ctx.analysed.links.launch
+    replays, work, outside, names = [], [], [], set()
+    for v in ctx.instances:
+        gpu = ctx.gpu_rows(v).tolist()
+        calls = [int(launch[r]) for r in gpu if int(launch[r]) >= 0]
+        runtime = [r for r in ctx.cpu_rows(v).tolist() if int(t.kind[r]) == int(Kind.RUNTIME)]
+        mine = {t.name(r) for r in calls + runtime if GRAPH_LAUNCH.search(t.name(r))}
+        names |= mine
+        replays.append(bool(mine))
+        work.append(bool(mine) or bool(gpu))
+        outside.append(sum(not GRAPH_LAUNCH.search(t.name(c)) for c in calls))
+    return GraphReplays(np.array(replays, dtype=bool), np.array(work, dtype=bool),
+                        np.array(outside, dtype=np.int64), tuple(sorted(names)))
 
 
 def odd_instances(ctx: RegionContext) -> list[Finding]:

@@ -17,6 +17,7 @@ from profiling.analysis.finding_batch import (
     name_flags,
     names_of,
 )
+from profiling.analysis.finding_graphs import graph_replays, host_late_advice, launch_text
 from profiling.analysis.finding_rules import MAX_EVIDENCE, limit
 from profiling.analysis.finding_types import Finding, RegionContext
 from profiling.analysis.stored_regions import instance_column
@@ -74,14 +75,13 @@ def launch_bound(ctx: RegionContext) -> list[Finding]:
     hit = tuple(i for i, c, g in zip(index, cpu, gpu, strict=True) if c > g)
     rows = [ctx.evidence(v.row, v, f"CPU {fmt_ns(c)}, GPU {fmt_ns(g)}")  # the evidence kept
             for v, c, g in zip(ctx.instances[:MAX_EVIDENCE], cpu, gpu, strict=False)]
+    detail, suggestion = launch_text(cpu_avg / gpu_avg, graph_replays(ctx))
     return [Finding(
         id="launch-bound", severity="low", region=ctx.region, instances=hit,
         title=f"launch-bound: {fmt_ns(cpu_avg)} of CPU per instance for {fmt_ns(gpu_avg)} of GPU",
-        detail=f"the host spends {cpu_avg / gpu_avg:.1f}x the GPU time issuing this region "
-               "(the profiler inflates CPU time: confirm without it)",
+        detail=detail,
         evidence=limit(rows),
-        suggestion="batch more work per call, or cut launch overhead with CUDA graphs "
-                   "(torch.compile mode='reduce-overhead')",
+        suggestion=suggestion,
     )]
 
 
@@ -160,12 +160,14 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
     rows = [ctx.evidence(row, ctx.instances[k], f"GPU idle {fmt_ns(gap)} before this")
             for k, row, gap in zip(has[:MAX_EVIDENCE].tolist(), after_k[has].tolist(),
                                    gap_k[has].tolist(), strict=False)]  # the evidence kept
-    late, known = _late_launches(ctx, after_k[has], gap_k[has])
+    is_late, known = _late_launches(ctx, after_k[has], gap_k[has])
+    late = int(is_late.sum())
     if known and late == known:
         detail = ("after the longest gap of each instance, the next event's launch call began "
                   "once the GPU was already idle: the GPU waits for the host to launch it")
-        suggestion = ("fuse the small kernels (torch.compile) or capture the region in a CUDA "
-                      "graph; look for host work between launches")
+        suggestion = host_late_advice(graph_replays(ctx), has[is_late], (
+            "fuse the small kernels (torch.compile) or capture the region in a CUDA graph; "
+            "look for host work between launches"))
     elif known and late == 0:
         detail = ("the launch calls were issued before the gaps: the GPU waits on something "
                   "other than the host (another stream, an event, a dependency)")
@@ -174,8 +176,10 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
         detail = (f"in {late} of {has.shape[0]} instances the next event's launch call "
                   "began once the GPU was idle (the host was late); the other gaps' launches "
                   "were issued earlier or are not in the trace")
-        suggestion = ("for the host-late gaps: fuse the small kernels (torch.compile) or use a "
-                      "CUDA graph; for the others, look at what the stream waits on")
+        suggestion = host_late_advice(
+            graph_replays(ctx), has[is_late],
+            "fuse the small kernels (torch.compile) or use a CUDA graph",
+            "look at what the stream waits on")
     index = index_of(ctx, range(n))
     return [Finding(
         id="gpu-idle-gaps", severity="low", region=ctx.region,
@@ -189,8 +193,9 @@ def gpu_idle_gaps(ctx: RegionContext) -> list[Finding]:
     )]
 
 
-def _late_launches(ctx: RegionContext, rows: np.ndarray, gaps: np.ndarray) -> tuple[int, int]:
-    """(how many, of how many with a known launch call) of the GPU ``rows`` after a gap
+def _late_launches(ctx: RegionContext, rows: np.ndarray, gaps: np.ndarray
+                   ) -> tuple[np.ndarray, int]:
+    """(which, how many have a known launch call) of the GPU ``rows`` after a gap
     (``gaps``, ns) were launched by a call that began after the gap began: the host
     was late.  ``call_ts >= row_ts - gap`` is decided as Python decides it for an int
     and a float (exactly): the float difference, rounded up, against the integer."""
@@ -198,8 +203,9 @@ def _late_launches(ctx: RegionContext, rows: np.ndarray, gaps: np.ndarray) -> tu
     call = np.asarray(ctx.analysed.links.launch[rows], dtype=np.int64)
     known = call >= 0
     began = t.ts_ns[rows[known]].astype(np.float64) - gaps[known]
-    late = t.ts_ns[call[known]].astype(np.int64) >= np.ceil(began).astype(np.int64)
-    return int(late.sum()), int(known.sum())
+    late = np.zeros(rows.shape[0], dtype=bool)
+    late[known] = t.ts_ns[call[known]].astype(np.int64) >= np.ceil(began).astype(np.int64)
+    return late, int(known.sum())
 
 
 def odd_instances(ctx: RegionContext) -> list[Finding]:

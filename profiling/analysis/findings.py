@@ -20,7 +20,11 @@ jump to, with names and times) and what to try.  The rules and why:
 Each sentence of a finding is built from what its rule found (names, counts,
 times through ``units.fmt_ns``), never written for one trace.
 * ``launch-bound``: CPU time per instance above its GPU time: the GPU waits on
-  the host (the profiler inflates CPU time, so confirm without it).
+  the host (the profiler inflates CPU time, so confirm without it).  Where the
+  instances replay a CUDA graph (``cudaGraphLaunch``, serving engines' decode
+  steps) the advice is about the host work around the replay, not "use CUDA
+  graphs"; a mixed region gets both, with counts; ``gpu-idle-gaps`` says the
+  same of its host-late gaps (``finding_graphs``).
 * ``sync-in-region``: host synchronisations inside the region stall the queue.
 * ``gpu-idle-gaps``: the GPU sits idle between the region's own kernels.
 * ``odd-instance``: an instance with another kernel sequence, or a GPU (CPU for
