@@ -290,6 +290,15 @@ def _capture_parser(sub: Any) -> None:
     _common(p)
 
 
+def _finish_warming() -> None:
+    """A first open's warm-up (``tui.loading.analysed_for_command``) ends before the
+    process does: its thread is a daemon, so an interrupt never waits for it."""
+    if "tui.loading" in sys.modules:
+        from tui.loading import finish_warming
+
+        finish_warming()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -309,11 +318,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         resolve_args(args, args.command)  # folders -> traces; oracles, manifests skipped
         module = importlib.import_module(f"tui.commands.{args.command}")
-        return int(module.run(args) or 0)
+        code = int(module.run(args) or 0)
+        _finish_warming()
+        return code
     except AttnTuiError as exc:
         if args.debug:
             raise
         _say(args.command, exc.line())
+        _finish_warming()
         return exc.exit_code
     except KeyboardInterrupt:
         if args.debug:

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 
 from profiling.trace import Trace, load_trace
+
+if TYPE_CHECKING:
+    from profiling.analysis.analysed import AnalysedTrace
 
 PROGRESS_MIN_BYTES = 4 << 20
 
@@ -38,6 +42,51 @@ def load_for_command(path: str, args: Any = None) -> Trace:
             bar.update(task, completed=fraction, description=f"{os.path.basename(path)}: {label}")
 
         return load_trace(path, use_cache=use_cache, progress=report)
+
+
+def analysed_for_command(path: str, args: Any = None) -> AnalysedTrace:
+    """``load_for_command``'s trace, analysed.  When this load wrote the trace's index
+    (a first open), the results the next commands ask for are computed beside this
+    command's own work and stored with it (``profiling.analysis.warm``);
+    ``finish_warming`` waits for them before the process exits."""
+    from profiling.analysis import analysis_store
+    from profiling.analysis.analysed import AnalysedTrace
+    from profiling.trace.cache import is_new_index
+
+    analysed = AnalysedTrace(load_for_command(path, args))
+    if is_new_index(analysed.trace) and analysis_store.available(analysed.trace):
+        thread = threading.Thread(target=_warm_quietly, args=(analysed,),
+                                  name="attn-tui-warm", daemon=True)
+        thread.start()
+        _WARMING.append(thread)
+    return analysed
+
+
+_WARMING: list[threading.Thread] = []
+
+
+def _warm_quietly(analysed: AnalysedTrace) -> None:
+    """``warm``, best effort: what it fails to store, the command that needs it
+    computes (and reports any real problem with the trace itself)."""
+    from profiling.analysis.warm import warm
+
+    try:
+        warm(analysed)
+    except Exception:  # noqa: BLE001,S110 - see the docstring
+        pass
+
+
+def finish_warming() -> None:
+    """Wait for every ``analysed_for_command`` warm-up of this process (the command's
+    output is flushed first, so a reader of it need not wait)."""
+    if not _WARMING:
+        return
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass  # a closed pipe: the command's own exit code says so
+    while _WARMING:
+        _WARMING.pop().join()
 
 
 def load_job_for_command(paths: list[str], args: Any, command: str) -> Any:

@@ -209,17 +209,20 @@ class AnalysedTrace:
                decode: Callable[[dict[str, np.ndarray], Any], T]) -> T:
         """A result kept with the index under ``name`` (see ``analysis_store``): read
         when a current copy is there, else built and written.  For results beyond
-        the parts (a region's instances, the findings); not cached in memory."""
-        found = analysis_store.load(self.trace, name)
-        if found is not None:
-            try:
-                return decode(*found)
-            except (KeyError, ValueError, TypeError, IndexError):
-                pass  # a damaged or foreign copy: rebuilt and rewritten below
-        value = build()
-        if analysis_store.available(self.trace):
-            analysis_store.save(self.trace, name, *encode(value))
-        return value
+        the parts (a region's instances, the findings); not cached in memory.  One
+        thread at a time per name: a second asker (a first open's ``warm`` beside
+        the command) waits, then reads the copy the first one stored."""
+        with self._lock_for(f"stored:{name}"):
+            found = analysis_store.load(self.trace, name)
+            if found is not None:
+                try:
+                    return decode(*found)
+                except (KeyError, ValueError, TypeError, IndexError):
+                    pass  # a damaged or foreign copy: rebuilt and rewritten below
+            value = build()
+            if analysis_store.available(self.trace):
+                analysis_store.save(self.trace, name, *encode(value))
+            return value
 
     def launch_batch(self, instances: Sequence[RegionInstance],
                      remember: bool = True) -> InstanceLaunches:

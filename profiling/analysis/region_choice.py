@@ -16,13 +16,15 @@ The answer names its branch so the command can say which it chose.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.nesting import nest
-from profiling.analysis.regions import STEP_GROUP, STEP_PREFIX
+from profiling.analysis.regions import INSTANCE_COL, STEP_GROUP, STEP_PREFIX, RegionInstance
+from profiling.analysis.stored_regions import InstanceRange, StoredRegions
 from profiling.trace.model import Kind, Trace
 
 ATTENTION = "attention regions"
@@ -50,6 +52,26 @@ def choose_regions(analysis: AnalysedTrace) -> RegionChoice:
     if STEP_GROUP in analysis.regions.names():
         return RegionChoice(STEPS, (STEP_GROUP,))
     return RegionChoice(NONE, ())
+
+
+def chosen_instances(analysis: AnalysedTrace,
+                     names: Sequence[str]) -> Sequence[RegionInstance]:
+    """The instances of ``names`` in CPU start order (ties by row).  When every name
+    is a region of the stored table, an ``InstanceRange`` of its rows in that order
+    (no object made), else the objects of ``analysis.instances`` sorted.  Either way
+    the same rows in the same order, so results kept for them under their rows'
+    key (``analysed.batch_key``) are found again on reopen."""
+    regions = analysis.regions
+    if isinstance(regions, StoredRegions):
+        parts = [regions.positions(name) for name in names]
+        if parts and all(p.shape[0] for p in parts):
+            at = np.concatenate(parts)
+            table = regions.table[at]
+            order = np.lexsort((table[:, INSTANCE_COL["row"]],
+                                table[:, INSTANCE_COL["start_ns"]]))  # stable
+            return InstanceRange(regions, at[order])
+    selected = [i for name in names for i in analysis.instances(name)]
+    return sorted(selected, key=lambda i: (i.start_ns, i.row))
 
 
 def top_level_annotations(trace: Trace) -> list[str]:

@@ -184,8 +184,15 @@ def index_of(trace: Trace) -> tuple[Path, str] | None:
     return cast("tuple[Path, str] | None", getattr(trace, "_index_entry", None))
 
 
-def _set_index(trace: Trace, folder: Path, key: str) -> None:
+def is_new_index(trace: Trace) -> bool:
+    """Whether ``trace``'s index was written by the load that made it (a first open),
+    rather than read: its analysis results are not stored yet."""
+    return bool(getattr(trace, "_index_new", False))
+
+
+def _set_index(trace: Trace, folder: Path, key: str, new: bool = False) -> None:
     object.__setattr__(trace, "_index_entry", (folder, key))
+    object.__setattr__(trace, "_index_new", new)
 
 
 COLUMN_DTYPES = {
@@ -300,7 +307,7 @@ def write_cache(trace: Trace, path: Path, spans: list[tuple[int, int]],
         written = _write_folder(folder, trace, meta, info, gzip_text)
         if written is None:
             continue
-        _set_index(trace, written, key)
+        _set_index(trace, written, key, new=True)
         if folder.parent == cache_root():
             evict(folder, path_prefix(Path(info.trace)) + "-")
         return written

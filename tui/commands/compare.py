@@ -19,16 +19,15 @@ from profiling.errors import AttnTuiError
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.compare import compare_traces
     from profiling.analysis.job import group_paths
-    from tui.loading import load_for_command
+    from tui.loading import analysed_for_command
 
     paths: list[str] = list(args.paths)
     if not paths:
         raise AttnTuiError("no trace given", "compare", "give one or more trace files")
     paths = [p for group in group_paths(paths) for p in group]  # a job's ranks in rank order
-    traces = [AnalysedTrace(load_for_command(p, args)) for p in paths]
+    traces = [analysed_for_command(p, args) for p in paths]
     items = compare_traces(traces, args.region)
     if args.json:
         doc = [item.as_json() for item in items]

@@ -20,14 +20,13 @@ import sys
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.findings import trace_findings
-    from tui.loading import load_for_command
+    from tui.loading import analysed_for_command
 
     paths: list[str] = list(getattr(args, "paths", None) or [args.path])
     if len(paths) > 1:
         return _run_job(args, paths)
-    result = trace_findings(AnalysedTrace(load_for_command(paths[0], args)))
+    result = trace_findings(analysed_for_command(paths[0], args))
     if args.json:  # json.dumps(indent=1)'s text, its long instance lists written in C
         from profiling.analysis.json_text import dumps_indent1
 

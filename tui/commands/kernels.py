@@ -21,11 +21,10 @@ from profiling.errors import AttnTuiError
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.instance_kernels import kernels_of
-    from tui.loading import load_for_command
+    from tui.loading import analysed_for_command
 
-    analysis = AnalysedTrace(load_for_command(args.path, args))
+    analysis = analysed_for_command(args.path, args)
     note = ""
     selected: Sequence[Any]
     if args.region is None:
@@ -80,7 +79,7 @@ def _default_instances(analysis: Any, path: str) -> tuple[Sequence[Any], str, st
     """No ``--region``: the instances of ``region_choice.choose_regions``, the one
     line for stderr saying which regions were chosen and why (stdout stays data),
     and the chosen names for an error message."""
-    from profiling.analysis.region_choice import choose_regions
+    from profiling.analysis.region_choice import choose_regions, chosen_instances
     from tui.names import visible
 
     choice = choose_regions(analysis)
@@ -90,30 +89,8 @@ def _default_instances(analysis: Any, path: str) -> tuple[Sequence[Any], str, st
     shown = ", ".join(visible(n) for n in choice.names[:5])
     more = f" and {len(choice.names) - 5} more" if len(choice.names) > 5 else ""
     note = f"{path}: no --region given; showing the {choice.branch}: {shown}{more}"
-    return (_chosen_instances(analysis, choice.names), note,
+    return (chosen_instances(analysis, choice.names), note,
             f"the {choice.branch} ({shown}{more})")
-
-
-def _chosen_instances(analysis: Any, names: Sequence[str]) -> Sequence[Any]:
-    """The instances of ``names`` in CPU start order (ties by row).  When every name
-    is a region of the stored table, an ``InstanceRange`` of its rows in that order
-    (no object made), else the objects of ``analysis.instances`` sorted."""
-    import numpy as np
-
-    from profiling.analysis.regions import INSTANCE_COL
-    from profiling.analysis.stored_regions import InstanceRange, StoredRegions
-
-    regions = analysis.regions
-    if isinstance(regions, StoredRegions):
-        parts = [regions.positions(name) for name in names]
-        if parts and all(p.shape[0] for p in parts):
-            at = np.concatenate(parts)
-            table = regions.table[at]
-            order = np.lexsort((table[:, INSTANCE_COL["row"]],
-                                table[:, INSTANCE_COL["start_ns"]]))  # stable
-            return InstanceRange(regions, at[order])
-    selected = [i for name in names for i in analysis.instances(name)]
-    return sorted(selected, key=lambda i: (i.start_ns, i.row))
 
 
 def _print(listing: list) -> None:

@@ -14,11 +14,10 @@ from typing import Any
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.stats import trace_stats
-    from tui.loading import load_for_command
+    from tui.loading import analysed_for_command
 
-    stats = trace_stats(AnalysedTrace(load_for_command(args.path, args)))
+    stats = trace_stats(analysed_for_command(args.path, args))
     if args.json:
         sys.stdout.write(json.dumps(stats, indent=1, allow_nan=False, default=str))
         sys.stdout.write("\n")

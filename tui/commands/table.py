@@ -21,15 +21,13 @@ TIME_COLUMNS = ("Self CPU", "CPU total", "CPU time avg")
 
 def run(args: argparse.Namespace) -> int:
     from profiling.analysis.key_averages import SORT_KEYS, key_averages, sort_rows
-    from tui.loading import load_for_command
+    from tui.loading import analysed_for_command
 
-    trace = load_for_command(args.path, args)
+    analysed = analysed_for_command(args.path, args)
     if getattr(args, "python_functions", False):
-        table = key_averages(trace, python_functions=True)
+        table = key_averages(analysed.trace, python_functions=True)
     else:  # the analysis' own table: stored with the index, mapped on reopen
-        from profiling.analysis.analysed import AnalysedTrace
-
-        table = AnalysedTrace(trace).key_averages
+        table = analysed.key_averages
     try:
         rows = sort_rows(table.rows, args.sort) if args.sort else list(table.rows)
     except KeyError:

@@ -1,0 +1,173 @@
+"""A first open stores what the next commands ask for (``profiling.analysis.warm``),
+beside the command's own work, and changes no command's output.
+
+The commands index only traces of 4 MiB or more, and keep launches and kernel
+columns only for regions of 64 instances or more; here every trace is indexed and
+every region's results kept, so the samples stand in for big traces.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import threading
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profiling.analysis import analysed as analysed_module
+from profiling.analysis import analysis_store, findings, instance_kernels, key_averages
+from profiling.analysis import compare as compare_module
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.trace import loader
+from profiling.trace.cache import is_new_index
+from tests.conftest import SAMPLE_TRACES, real_trace_files
+from tui import loading
+from tui.cli import main
+
+TRACES = [SAMPLE_TRACES / "naive.json.gz", SAMPLE_TRACES / "sdpa_flash.json.gz"] + [
+    p for p in real_trace_files() if "resnet50" in p.name or "mi300" in p.name
+]
+"""Attention regions (the samples), and profiler steps only (two real traces)."""
+
+COMMANDS = (
+    ["compare", "--json"],
+    ["kernels", "--json"],
+    ["findings", "--json"],
+    ["table", "--json"],
+    ["stats", "--json"],
+)
+
+
+@pytest.fixture
+def index_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every trace gets an index, in a cache folder of this test's own."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(cache))
+    monkeypatch.delenv("ATTN_TUI_NO_ANALYSIS_STORE", raising=False)
+    monkeypatch.setattr(
+        loading, "load_trace", functools.partial(loader.load_trace, min_cache_bytes=0)
+    )
+    monkeypatch.setattr(analysed_module, "STORED_BATCH", 1)  # the samples' 3 instances too
+    return cache
+
+
+def run(argv: list[str]) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(argv) == 0
+    return out.getvalue()
+
+
+def refuse_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every builder that ``warm`` should have made unnecessary fail loudly."""
+
+    def refused(name: str):
+        def fail(*_args: object, **_kwargs: object) -> object:
+            raise AssertionError(f"{name} recomputed after a first open")
+
+        return fail
+
+    for module, name in (
+        (compare_module, "region_implementation"),
+        (instance_kernels, "_kernel_columns"),
+        (findings, "_trace_findings"),
+    ):
+        monkeypatch.setattr(module, name, refused(name))
+    monkeypatch.setattr("profiling.analysis.analysed.key_averages", refused("key_averages"))
+    monkeypatch.setattr(key_averages, "key_averages", refused("key_averages"))
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_first_open_stores_what_the_next_commands_read(
+    path: Path, index_all: Path, monkeypatch: pytest.MonkeyPatch
+):
+    want = {tuple(c): run([*c, "--no-cache", str(path)]) for c in COMMANDS}
+    assert run(["stats", "--json", str(path)]) == want[("stats", "--json")]  # the first open
+    assert not loading._WARMING, "the warm-up outlived its command"
+    refuse_builds(monkeypatch)
+    for c in COMMANDS:
+        assert run([*c, str(path)]) == want[tuple(c)], c
+
+
+@pytest.mark.parametrize("command", [c[0] for c in COMMANDS])
+def test_each_command_as_first_open_gives_its_output(command: str, index_all: Path):
+    """The warm-up runs beside the command: what they share is computed once and the
+    command's output is the one a trace with no index gives."""
+    path = str(SAMPLE_TRACES / "naive.json.gz")
+    want = run([command, "--json", "--no-cache", path])
+    assert run([command, "--json", path]) == want
+    assert run([command, "--json", path]) == want  # the reopen, from what was stored
+
+
+def test_only_a_first_open_warms(index_all: Path, monkeypatch: pytest.MonkeyPatch):
+    path = str(SAMPLE_TRACES / "naive.json.gz")
+    started: list[AnalysedTrace] = []
+    monkeypatch.setattr(loading, "_warm_quietly", started.append)
+    first = loading.analysed_for_command(path)
+    loading.finish_warming()
+    assert is_new_index(first.trace) and started == [first]
+    again = loading.analysed_for_command(path)
+    assert not is_new_index(again.trace) and started == [first]
+    monkeypatch.setenv("ATTN_TUI_NO_ANALYSIS_STORE", "1")
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(index_all.parent / "other"))
+    unstored = loading.analysed_for_command(path)  # indexed, with no results kept
+    assert is_new_index(unstored.trace) and started == [first]
+
+
+def test_a_failed_warm_up_is_silent(index_all: Path, monkeypatch: pytest.MonkeyPatch):
+    """Best effort: the command computes what the warm-up did not store."""
+    import profiling.analysis.warm as warm_module
+
+    def broken(_a: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(warm_module, "warm", broken)
+    path = str(SAMPLE_TRACES / "naive.json.gz")
+    want = run(["findings", "--json", "--no-cache", path])
+    assert run(["findings", "--json", path]) == want
+
+
+def test_stored_results_are_built_once_across_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Two threads asking for one stored result: the second waits and reads the
+    first one's copy (a first open's warm-up and its command share the work)."""
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ATTN_TUI_NO_ANALYSIS_STORE", raising=False)
+    a = AnalysedTrace(loader.load_trace(SAMPLE_TRACES / "naive.json.gz", min_cache_bytes=0))
+    assert analysis_store.available(a.trace)
+    inside, release = threading.Event(), threading.Event()
+    builds: list[int] = []
+
+    def build() -> np.ndarray:
+        builds.append(1)
+        inside.set()
+        assert release.wait(30)
+        return np.arange(5)
+
+    got: list[np.ndarray] = []
+
+    def ask() -> None:
+        got.append(
+            a.stored(
+                "test:once",
+                build,
+                lambda v: ({"v": v}, None),
+                lambda arrays, _doc: np.asarray(arrays["v"]),
+            )
+        )
+
+    first = threading.Thread(target=ask)
+    first.start()
+    assert inside.wait(30)
+    second = threading.Thread(target=ask)
+    second.start()
+    second.join(0.2)
+    assert second.is_alive(), "the second asker did not wait for the first"
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert builds == [1] and [v.tolist() for v in got] == [[0, 1, 2, 3, 4]] * 2
