@@ -127,6 +127,15 @@ def test_work_launched_outside_the_graph_is_counted(tmp_path: Path) -> None:
     check_rules(trace)
 
 
+def test_instances_with_no_gpu_work_are_neither(tmp_path: Path) -> None:
+    """An instance that launches nothing is not an eager one: the rest still all replay."""
+    trace = built(tmp_path, [graph_step()] * 3 + [[Op("aten::view", [])]], "idle.json")
+    f = found(trace)["launch-bound"]
+    assert "every instance with GPU work replays a CUDA graph" in f.detail
+    assert "reduce-overhead" not in f.suggestion
+    check_rules(trace)
+
+
 def test_mixed_region_says_how_many_replay(tmp_path: Path) -> None:
     """Two eager warm-up steps, then three replays: both pieces of advice, each to its own."""
     trace = built(tmp_path, [eager_step()] * 2 + [graph_step()] * 3, "mixed.json")

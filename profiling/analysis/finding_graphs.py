@@ -110,11 +110,12 @@ def launch_text(ratio: float, graphs: GraphReplays) -> tuple[str, str]:
         return said + caveat, EAGER_ADVICE
     if g == of:
         extra = graphs.outside_per_replay()
+        who = "every instance" if of == graphs.work.shape[0] else "every instance with GPU work"
         besides = (
             f" (and {extra:.3g} GPU event(s) per instance launched outside it)" if extra else ""
         )
         return (
-            f"{said}, yet every instance replays a CUDA graph ({graphs.named}): its graph's "
+            f"{said}, yet {who} replays a CUDA graph ({graphs.named}): its graph's "
             f"kernels are already one launch per replay{besides}, so the CPU time is the "
             "host's work around the replay (the graph launch itself, scheduling, Python, "
             f"input copies, syncs){caveat}",
