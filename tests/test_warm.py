@@ -38,6 +38,7 @@ COMMANDS = (
     ["findings", "--json"],
     ["table", "--json"],
     ["stats", "--json"],
+    ["slices", "--json"],
 )
 
 

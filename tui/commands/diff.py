@@ -34,17 +34,16 @@ class _Line:
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.kernel_diff import MissingRegion, diff_traces
     from profiling.analysis.region_choice import choose_regions
     from profiling.errors import AttnTuiError
-    from tui.loading import load_for_command
+    from tui.loading import analysed_for_command
 
     paths: list[str] = list(args.paths)
     if len(paths) < 2:
         raise AttnTuiError("diff needs two traces or more", "",
                            "give a base trace and one or more to set against it")
-    traces = [AnalysedTrace(load_for_command(p, args)) for p in paths]
+    traces = [analysed_for_command(p, args) for p in paths]
     if args.region is not None and not any(t.instances(args.region) for t in traces):
         names = traces[0].regions.names()
         raise AttnTuiError(f"no region named {args.region!r} in any of the traces", "",
