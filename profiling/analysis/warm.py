@@ -8,7 +8,9 @@ default regions' launches and kernel columns, and the findings: on a 1 GB trace
 0.3-1 s each, where a mapped copy takes a tenth of that.  Those are the results
 every view and command asks for, so the first open computes them too (``warm``),
 beside the command's own work, and a reopen finds them all.  The cost is the
-first open's: on 2 cores, 1 GB, about 0.5 s more (6 %).
+first open's: on 2 cores, 1 GB, about 0.5-1 s more (10-15 %), and 90 MB more at its
+peak.  ``warm`` runs on one thread beside the command: split over two it was slower
+there and took 130 MB more (the two halves each hold their own arrays at once).
 
 ``warm`` asks exactly what the commands ask (the same instances in the same
 order), so what it stores is what they look up; anything it could not store is
