@@ -42,9 +42,15 @@ COMMANDS = (
 )
 
 
-@pytest.fixture
-def index_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every trace gets an index, in a cache folder of this test's own."""
+@pytest.fixture(params=["one thread", "two threads"])
+def index_all(request: pytest.FixtureRequest, tmp_path: Path,
+              monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every trace gets an index, in a cache folder of this test's own; the warm-up
+    runs its halves one after the other, or side by side (as with 4 cores or more)."""
+    import profiling.analysis.warm as warm_module
+
+    monkeypatch.setattr(warm_module, "SPLIT_MIN_CORES",
+                        1 if request.param == "two threads" else 1 << 20)
     cache = tmp_path / "cache"
     monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(cache))
     monkeypatch.delenv("ATTN_TUI_NO_ANALYSIS_STORE", raising=False)

@@ -8,9 +8,7 @@ default regions' launches and kernel columns, and the findings: on a 1 GB trace
 0.3-1 s each, where a mapped copy takes a tenth of that.  Those are the results
 every view and command asks for, so the first open computes them too (``warm``),
 beside the command's own work, and a reopen finds them all.  The cost is the
-first open's: on 2 cores, 1 GB, about 0.5-1 s more (10-15 %), and 90 MB more at its
-peak.  ``warm`` runs on one thread beside the command: split over two it was slower
-there and took 130 MB more (the two halves each hold their own arrays at once).
+first open's: on 2 cores, 1 GB, 0.3-0.9 s more, and 90 MB more at its peak.
 
 ``warm`` asks exactly what the commands ask (the same instances in the same
 order), so what it stores is what they look up; anything it could not store is
@@ -19,18 +17,44 @@ simply computed by the command that needs it.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
+
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.compare import summarize_trace
 from profiling.analysis.findings import trace_findings
 from profiling.analysis.instance_kernels import kernel_columns
 from profiling.analysis.region_choice import choose_regions, chosen_instances
+from profiling.cores import usable_cores
+
+SPLIT_MIN_CORES = 4
+"""``warm`` runs its two halves on two threads from this many usable cores up."""
 
 
 def warm(analysed: AnalysedTrace) -> None:
     """Compute and store the op table and the implementation of ``compare``'s
-    default regions (``summarize_trace``), the kernel columns (and launches) of the
-    regions ``kernels`` lists by default, and the default findings."""
-    summarize_trace(analysed)
+    default regions (``summarize_trace``); the kernel columns (and launches) of the
+    regions ``kernels`` lists by default, then the default findings (which read
+    those launches).
+
+    The two halves share only parts that are built once (``AnalysedTrace``'s
+    locks) and spend most of their time in NumPy, which lets another thread run, so
+    with cores to spare they run side by side and the first open waits for the
+    longer, not their sum.  On 2 cores, beside the command's own thread, that was
+    slower (7.6-8.5 s against 7.3-7.9 s for the 1 GB trace's first open) and held
+    130 MB more, so below ``SPLIT_MIN_CORES`` they run one after the other.  Raises
+    the first failure, once both have ended."""
+    if usable_cores() < SPLIT_MIN_CORES:
+        summarize_trace(analysed)
+        _regions(analysed)
+        return
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="attn-tui-warm") as pool:
+        done: list[Future[object]] = [pool.submit(summarize_trace, analysed),
+                                      pool.submit(_regions, analysed)]
+    for future in done:
+        future.result()
+
+
+def _regions(analysed: AnalysedTrace) -> None:
     choice = choose_regions(analysed)
     if choice.names:
         kernel_columns(analysed, chosen_instances(analysed, choice.names))
