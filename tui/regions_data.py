@@ -9,11 +9,15 @@ each event's share of the instance's GPU time and its launch chain as text.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+
+import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import instance_kernels
 from profiling.analysis.regions import STEP_GROUP, RegionInstance, RegionSummary
+from profiling.analysis.stored_regions import instance_column
 from tui.blocks import sparkline
 from tui.links import chain_text
 
@@ -30,6 +34,12 @@ class Region:
     @property
     def count(self) -> int:
         return self.summary.instances
+
+    @functools.cached_property
+    def device_ns(self) -> np.ndarray:
+        """Each instance's GPU time, in order: read once for the sparklines and the
+        instances' title (an attribute read per instance costs ~8 ms per 38,400)."""
+        return instance_column(self.instances, "device_ns")
 
 
 @dataclass
@@ -91,8 +101,8 @@ bucketed by their maximum)."""
 def gpu_sparkline(region: Region, width: int = SPARK_CELLS) -> str:
     """GPU time of each instance, in order, as ▁▂▃▄▅▆▇█ ('' when the region has no
     GPU time): a warm-up instance or a slow step shows without opening the region."""
-    times = [float(inst.device_ns) for inst in region.instances]
-    return sparkline(times, width) if any(times) else ""
+    times = region.device_ns
+    return sparkline(times.tolist(), width) if times.any() else ""
 
 
 INSTANCE_WINDOW = 200

@@ -65,6 +65,7 @@ class Session:
         report("links", 0.0)
         try:
             self.analysis.links  # noqa: B018 - computes the lazy links once, here
+            self.analysis.ops  # noqa: B018 - the op tree too: a view's first launch chains read it
         except Exception as exc:  # noqa: BLE001 - both views need the links
             self.regions_error = self.ops_error = error_line(exc)
             self.analysed = True

@@ -199,8 +199,8 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         line = gpu_sparkline(region, 32)
         if not line:
             return title
-        times = [inst.device_ns for inst in region.instances]
-        return f"{title} · GPU {line} {fmt_ns(min(times))} … {fmt_ns(max(times))}"
+        times = region.device_ns
+        return f"{title} · GPU {line} {fmt_ns(int(times.min()))} … {fmt_ns(int(times.max()))}"
 
     def choose_instance(self, index: int) -> None:
         region = self.current_region
