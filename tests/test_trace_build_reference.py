@@ -21,7 +21,7 @@ from profiling.trace.columns import (
     _streams_from_lanes,
     _usable_rows,
 )
-from profiling.trace.kinds import copy_kinds_by_name, device_types
+from profiling.trace.kinds import device_types, kinds_by_name
 from profiling.trace.lanes import build_lanes
 from profiling.trace.model import ArgsSource, Trace, narrow
 from tests.fixtures.bad_inputs import CASES
@@ -60,7 +60,7 @@ def reference_build(
     source_index = np.concatenate(entry).astype(np.int64)
     string_list = list(strings)
     ts_ns, dur_ns, ph = col["ts_ns"], col["dur_ns"], col["ph"]
-    kind = copy_kinds_by_name(_kinds(ph, cats, string_list), cats, names, string_list)
+    kind = kinds_by_name(_kinds(ph, cats, string_list), cats, names, string_list)
     by_category = np.array([int(d) for d in device_types(string_list)], dtype=np.uint8)
     device = np.where(_SLICE_TABLE[ph], by_category[cats], 0).astype(np.uint8)
 

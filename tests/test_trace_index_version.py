@@ -39,6 +39,7 @@ FINGERPRINTS = {
     12: "0d983bfab3d342a51244a1fd6c8e0f491f4a28acd3fca1b091304a631a20965d",  # op before its call
     13: "6b932dbad259abc9e56b0dadeab7825a52620afe76943871c4ad8e1c51f48b57",  # stream from the lane
     14: "02e1840e8de8e119bb2f9af1a741931c5371953dbbfa9f8fdccb9a309b8d000d",  # narrow ids
+    15: "b3c318112d4269933ca4bb9e81f0940f10049720bd3878a6520e4dbcb57e14a4",  # old annotations
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 
@@ -93,6 +94,21 @@ ADDED_14 = [
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 9, "ts": 331, "dur": 1,
      "args": {"stream": 9, "device": 1, "correlation": 2**33}},
 ]
+OLD_TEXT_15 = json.dumps({"traceEvents": [
+    # Kineto of 2021: every CPU range under "Operator", a record_function range among
+    # them; since 15 it is a user annotation.  A trace of its own: the rule reads only
+    # traces with no cpu_op or user_annotation category.
+    {"ph": "X", "cat": "Operator", "name": "attn_fwd", "pid": 1, "tid": 1, "ts": 10,
+     "dur": 50, "args": {"External id": 1}},
+    {"ph": "X", "cat": "Operator", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 12,
+     "dur": 20, "args": {"External id": 2}},
+    {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 14,
+     "dur": 5, "args": {"correlation": 7, "external id": 2}},
+    {"ph": "X", "cat": "Kernel", "name": "gemm", "pid": 0, "tid": "stream 7", "ts": 20,
+     "dur": 9, "args": {"correlation": 7, "stream": 7, "device": 0}},
+]}).encode()
+"""From version 15 on the fingerprint also covers this old-format trace's index."""
+
 INDEX_TEXT = _reference(ADDED + ADDED_9 + ADDED_11 + ADDED_12 + ADDED_13 + ADDED_14)
 """What the index fingerprint is taken of: the reference trace with ``ADDED`` (from
 version 8 on), ``ADDED_9`` (from 9 on), ``ADDED_11`` (from 11 on), ``ADDED_12``
@@ -142,8 +158,19 @@ def reference_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def test_the_index_changes_only_with_a_version_bump(reference_index: Path):
+def old_format_fingerprint(tmp_path: Path) -> str:
+    """``index_fingerprint`` of ``OLD_TEXT_15``'s index (the cache folder is the test's)."""
+    path = tmp_path / "old.json"
+    path.write_bytes(OLD_TEXT_15)
+    load_trace(path, min_cache_bytes=0)
+    return index_fingerprint(cache.cache_dirs(path)[0])
+
+
+def test_the_index_changes_only_with_a_version_bump(reference_index: Path, tmp_path: Path):
     got = index_fingerprint(reference_index)
+    if cache.LOADER_VERSION >= 15:
+        both = (got + old_format_fingerprint(tmp_path)).encode()
+        got = hashlib.sha256(both).hexdigest()
     assert cache.LOADER_VERSION == max(FINGERPRINTS), (
         f"LOADER_VERSION is {cache.LOADER_VERSION}: add its fingerprint, {got!r}, here"
     )

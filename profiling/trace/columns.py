@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from profiling.trace.chunk import Chunk
-from profiling.trace.kinds import category_kinds, copy_kinds_by_name, device_types
+from profiling.trace.kinds import category_kinds, device_types, kinds_by_name
 from profiling.trace.lanes import build_lanes, split_mixed_lanes
 from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace, narrow
 from profiling.trace.times import LIMIT_NS, NOT_A_NUMBER, OK
@@ -68,7 +68,7 @@ def build_trace(
     col = {key: _merged(chunks, key) for key in ("ts_ns", "dur_ns", "ts_state", "dur_state", "ph")}
     string_list = list(strings)
     ts_ns, dur_ns, ph = col["ts_ns"], col["dur_ns"], col["ph"]
-    kind = copy_kinds_by_name(_kinds(ph, cats, string_list), cats, names, string_list)
+    kind = kinds_by_name(_kinds(ph, cats, string_list), cats, names, string_list)
     by_category = np.array([int(d) for d in device_types(string_list)], dtype=np.uint8)
     device = np.where(_SLICE_TABLE[ph], by_category[cats], 0).astype(np.uint8)
 

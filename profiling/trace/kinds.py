@@ -14,6 +14,8 @@ trace comes from an XPU build (its runtime calls are ``xpu_runtime``);
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from profiling.trace.model import DeviceType, Kind
@@ -130,3 +132,55 @@ def copy_kinds_by_name(
     out[where & copy[name_id]] = Kind.MEMCPY
     out[where & fill[name_id]] = Kind.MEMSET
     return out
+
+
+OLD_OP_CATEGORY = "operator"
+"""Kineto's category for every CPU op before ``cpu_op`` and ``user_annotation`` existed."""
+
+_OP_NAME = re.compile(r"::|Backward\d*$")
+"""An op's name in an old trace: namespaced (``aten::mm``, ``torch::autograd::...``) or an
+autograd node (``AddmmBackward``, ``ReluBackward1``)."""
+
+BARE_OP_NAMES = frozenset({"detach", "detach_"})
+"""Ops torch 1.8-1.10 recorded with no namespace (``VariableTypeManual``'s
+``RECORD_FUNCTION("detach_", ...)``)."""
+
+
+def annotations_by_name(
+    kind: np.ndarray, cat_id: np.ndarray, name_id: np.ndarray, strings: list[str]
+) -> np.ndarray:
+    """``kind`` with an old trace's ``record_function`` ranges as user annotations.
+
+    Kineto of 2021 (torch 1.8-1.9) wrote every CPU range under ``Operator``: the
+    ops, and the ranges of ``record_function`` (``ProfilerStep#3``,
+    ``Optimizer.step#SGD.step``, ``enumerate(DataLoader)#...``, a user's
+    ``attn_fwd``), which later Kineto writes as ``user_annotation``.  Regions are
+    user annotations, so without this an old trace's own regions were not found.
+    In a trace whose categories include neither ``cpu_op`` nor ``user_annotation``,
+    an ``Operator`` slice is a range when its name is not an op's (``_OP_NAME``,
+    ``BARE_OP_NAMES``): torch names every op it records that way.
+    """
+    if kind.shape[0] == 0:
+        return kind
+    present = {strings[i].lower() for i in np.unique(cat_id).tolist()}
+    if OLD_OP_CATEGORY not in present or present & {"cpu_op", "user_annotation"}:
+        return kind
+    old = np.array([c.lower() == OLD_OP_CATEGORY for c in strings], dtype=bool)
+    ranges = np.array([not _OP_NAME.search(n) and n not in BARE_OP_NAMES for n in strings],
+                      dtype=bool)
+    where = old[cat_id] & ranges[name_id] & (kind == Kind.CPU_OP)
+    if not where.any():
+        return kind
+    out = kind.copy()
+    out[where] = Kind.USER_ANNOTATION
+    return out
+
+
+def kinds_by_name(
+    kind: np.ndarray, cat_id: np.ndarray, name_id: np.ndarray, strings: list[str]
+) -> np.ndarray:
+    """The kinds that a category alone does not tell: copies and fills among a named
+    device category's kernels (``copy_kinds_by_name``), an old trace's ranges among
+    its ops (``annotations_by_name``)."""
+    kind = copy_kinds_by_name(kind, cat_id, name_id, strings)
+    return annotations_by_name(kind, cat_id, name_id, strings)
