@@ -17,7 +17,9 @@ two threads or more, ``with_process_sections`` appends a section of its launches
 ordered by start alone, under a lane number of its own past the real lanes
 (``len(trace.lanes) + group``); ``query_lanes`` gives a step that number, so a
 step's GPU events are again one slice (``launch_lo``/``launch_hi``), and whatever
-reads an instance's events through its slice reads its whole process's.
+reads an instance's events through its slice reads its whole process's.  A
+process that launches from one thread needs no section: its step reads that
+thread's launches, whichever thread the step itself is on.
 """
 
 from __future__ import annotations
@@ -66,16 +68,27 @@ def step_rows(trace: Trace, rows: np.ndarray) -> np.ndarray:
 
 
 def query_lanes(trace: Trace, by_launch_lane: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Per region row, the lane of ``by_launch`` to look its launches up on: its
-    process's section for a profiler step whose process has one, else its own."""
+    """Per region row, the lane of ``by_launch`` to look its launches up on: for a
+    profiler step, where its process's launches are one slice (its section when it
+    launches from two threads or more, else the one thread it launches from); for
+    anything else, or a step of a process that launches nothing, its own lane.
+
+    WHY the one launching thread: a process may launch from a single thread that is
+    not the step's (``prof.step()`` called on the main thread while a worker thread
+    runs the model); it gets no section, and the step's own lane holds no launch."""
     lanes = trace.lane[rows].astype(np.int64)
-    n_lanes = len(trace.lanes)
-    tail = by_launch_lane[int(np.searchsorted(by_launch_lane, n_lanes)):]  # sorted
-    if tail.shape[0] == 0 or rows.shape[0] == 0:
+    if by_launch_lane.shape[0] == 0 or rows.shape[0] == 0:
         return lanes
-    sections = tail[np.concatenate(([True], tail[1:] != tail[:-1]))]
-    section = n_lanes + lane_process(trace)[lanes]
-    return np.where(step_rows(trace, rows) & np.isin(section, sections), section, lanes)
+    n_lanes = len(trace.lanes)
+    process = lane_process(trace)
+    by_launch_lane = np.asarray(by_launch_lane, dtype=np.int64)
+    first = by_launch_lane[np.concatenate(([True], by_launch_lane[1:] != by_launch_lane[:-1]))]
+    real, sections = first[first < n_lanes], first[first >= n_lanes]  # sorted, distinct
+    home = np.full(int(process.max()) + 1, -1, dtype=np.int64)
+    home[process[real]] = real  # right for a process with one launching lane
+    home[sections - n_lanes] = sections  # a process with two or more has its section
+    step_home = home[process[lanes]]
+    return np.where(step_rows(trace, rows) & (step_home >= 0), step_home, lanes)
 
 
 def scopes(trace: Trace, lanes: np.ndarray, steps: np.ndarray) -> np.ndarray:
