@@ -178,3 +178,21 @@ def test_stored_results_are_built_once_across_threads(
     first.join(30)
     second.join(30)
     assert builds == [1] and [v.tolist() for v in got] == [[0, 1, 2, 3, 4]] * 2
+
+
+def test_side_by_side_a_failed_half_is_raised_after_both_end(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch):
+    import profiling.analysis.warm as warm_module
+
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ATTN_TUI_NO_ANALYSIS_STORE", raising=False)
+    monkeypatch.setattr(warm_module, "SPLIT_MIN_CORES", 1)
+
+    def broken(_a: object) -> None:
+        raise RuntimeError("the regions half")
+
+    monkeypatch.setattr(warm_module, "_regions", broken)
+    a = AnalysedTrace(loader.load_trace(SAMPLE_TRACES / "naive.json.gz", min_cache_bytes=0))
+    with pytest.raises(RuntimeError, match="the regions half"):
+        warm_module.warm(a)
+    assert analysis_store.load(a.trace, "key_averages") is not None  # the other half ended

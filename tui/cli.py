@@ -292,7 +292,7 @@ def _capture_parser(sub: Any) -> None:
 
 def _finish_warming() -> None:
     """A first open's warm-up (``tui.loading.analysed_for_command``) ends before the
-    process does: its thread is a daemon, so an interrupt never waits for it."""
+    process does; its threads are daemons, so an interrupt never waits for them."""
     if "tui.loading" in sys.modules:
         from tui.loading import finish_warming
 

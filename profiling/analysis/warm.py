@@ -17,7 +17,7 @@ simply computed by the command that needs it.
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.compare import summarize_trace
@@ -47,11 +47,23 @@ def warm(analysed: AnalysedTrace) -> None:
         summarize_trace(analysed)
         _regions(analysed)
         return
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="attn-tui-warm") as pool:
-        done: list[Future[object]] = [pool.submit(summarize_trace, analysed),
-                                      pool.submit(_regions, analysed)]
-    for future in done:
-        future.result()
+    failed: list[BaseException] = []
+
+    def regions() -> None:
+        try:
+            _regions(analysed)
+        except BaseException as exc:  # noqa: BLE001 - raised again below, on this thread
+            failed.append(exc)
+
+    # a daemon, like the thread warm runs on: an interrupted command never waits for it
+    other = threading.Thread(target=regions, name="attn-tui-warm-regions", daemon=True)
+    other.start()
+    try:
+        summarize_trace(analysed)
+    finally:
+        other.join()
+    if failed:
+        raise failed[0]
 
 
 def _regions(analysed: AnalysedTrace) -> None:
