@@ -40,6 +40,7 @@ FINGERPRINTS = {
     13: "6b932dbad259abc9e56b0dadeab7825a52620afe76943871c4ad8e1c51f48b57",  # stream from the lane
     14: "02e1840e8de8e119bb2f9af1a741931c5371953dbbfa9f8fdccb9a309b8d000d",  # narrow ids
     15: "b3c318112d4269933ca4bb9e81f0940f10049720bd3878a6520e4dbcb57e14a4",  # old annotations
+    16: "fcc19ffaaa999af4f7131a3c86c9637848a7ad878aa168f8566ec3a019e6b246",  # 2021 User spans
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 
@@ -108,6 +109,15 @@ OLD_TEXT_15 = json.dumps({"traceEvents": [
      "dur": 9, "args": {"correlation": 7, "stream": 7, "device": 0}},
 ]}).encode()
 """From version 15 on the fingerprint also covers this old-format trace's index."""
+OLD_ADDED_16 = [
+    # Kineto of 2021's GPU user annotation: category "User", tid "stream 7 user"; since
+    # 16 a gpu annotation (a GPU lane), not an "other" event.
+    {"ph": "X", "cat": "User", "name": "attn_fwd", "pid": 0, "tid": "stream 7 user",
+     "ts": 19, "dur": 12, "args": {"External id": 1}},
+]
+OLD_TEXT = json.dumps({"traceEvents": json.loads(OLD_TEXT_15)["traceEvents"] + OLD_ADDED_16}
+                      ).encode()
+"""The old-format trace of the fingerprint: ``OLD_TEXT_15``, with ``OLD_ADDED_16`` from 16 on."""
 
 INDEX_TEXT = _reference(ADDED + ADDED_9 + ADDED_11 + ADDED_12 + ADDED_13 + ADDED_14)
 """What the index fingerprint is taken of: the reference trace with ``ADDED`` (from
@@ -159,9 +169,9 @@ def reference_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def old_format_fingerprint(tmp_path: Path) -> str:
-    """``index_fingerprint`` of ``OLD_TEXT_15``'s index (the cache folder is the test's)."""
+    """``index_fingerprint`` of ``OLD_TEXT``'s index (the cache folder is the test's)."""
     path = tmp_path / "old.json"
-    path.write_bytes(OLD_TEXT_15)
+    path.write_bytes(OLD_TEXT)
     load_trace(path, min_cache_bytes=0)
     return index_fingerprint(cache.cache_dirs(path)[0])
 

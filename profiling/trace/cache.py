@@ -48,14 +48,16 @@ from profiling.trace.cache_store import (
 from profiling.trace.model import NARROW_COLUMNS, DeviceType, Group, Kind, Lane, Trace
 from profiling.trace.textblocks import write_blocks
 
-LOADER_VERSION = 15  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
+LOADER_VERSION = 16  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
 # 10: op_input (the input dtypes of compute and cast ops, read while decoding);
 # 11: xpu_driver / privateuse1_driver calls are runtime calls (they launch kernels);
 # 12: in an exact (lane, ts, dur) tie a runtime call goes after the op (row order);
 # 13: a GPU event with no stream arg takes its lane's tid as its stream;
 # 14: correlation, external_id, stream, source_index as int32, name_id and cat_id as
 # int16, where every value of the trace fits; a gzip trace's text blocks at zlib level 3;
-# 15: an old trace's record_function ranges (category Operator) are user annotations
+# 15: an old trace's record_function ranges (category Operator) are user annotations;
+# 16: 2021 Kineto's GPU user annotations (category User, tid "stream N user") are
+# gpu annotations on a GPU lane, not other events on a lane of their own
 """Bump when the model or the loader changes what it produces."""
 
 MIN_CACHE_BYTES = 4 << 20

@@ -7,7 +7,7 @@ Kineto renamed its categories around 2022 (``Operator`` -> ``cpu_op``,
 Devices follow torch's ``deviceTypeFromActivity``: ``kernel``/``gpu_memcpy``/
 ``gpu_memset`` are CUDA (ROCm too: torch calls HIP "CUDA"), or XPU when the
 trace comes from an XPU build (its runtime calls are ``xpu_runtime``);
-``cuda_sync`` and ``gpu_user_annotation`` are CUDA; ``mtia_ccp_events`` and
+``cuda_sync`` and ``gpu_user_annotation`` (2021's ``User``) are CUDA; ``mtia_ccp_events`` and
 ``mtia_insight`` are MTIA; ``hpu_op`` is HPU.  A trace of a PrivateUse1 backend
 (``privateuse1_runtime`` calls) has PrivateUse1 kernels, as in torch.
 """
@@ -41,6 +41,9 @@ _COMPLETE_BY_CATEGORY: dict[str, Kind] = {
     "gpu_memset": Kind.MEMSET,
     "memset": Kind.MEMSET,
     "gpu_user_annotation": Kind.GPU_ANNOTATION,
+    # Kineto of 2021 wrote the GPU-side span of a record_function as category "User"
+    # on the device's stream, tid "stream 7 user" (later: gpu_user_annotation)
+    "user": Kind.GPU_ANNOTATION,
     "python_function": Kind.PYTHON_FUNCTION,
     "python": Kind.PYTHON_FUNCTION,
     # Accelerators whose one device category holds kernels and copies alike
@@ -55,7 +58,9 @@ NAMED_DEVICE_CATEGORIES = frozenset({"mtia_ccp_events", "mtia_insight", "hpu_op"
 ``Memset...`` there is a memcpy or memset (CUDA's own copy names start so)."""
 
 _GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"})
-_CUDA_ONLY_CATEGORIES = frozenset({"cuda_sync", "gpu_user_annotation", "cuda_profiler_range"})
+_CUDA_ONLY_CATEGORIES = frozenset(
+    {"cuda_sync", "gpu_user_annotation", "user", "cuda_profiler_range"}
+)
 _FIXED_DEVICE: dict[str, DeviceType] = {
     "mtia_ccp_events": DeviceType.MTIA,
     "mtia_insight": DeviceType.MTIA,
