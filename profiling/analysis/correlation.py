@@ -40,6 +40,24 @@ def process_affinity(trace: Trace, device_rows: np.ndarray,
     return np.bincount(cell, minlength=groups * groups).reshape(groups, groups)
 
 
+def rank_labels(trace: Trace) -> np.ndarray:
+    """Per group, a code for the label its pid carries before its last word, or -1.
+
+    A file merging several ranks' traces names each rank's processes and devices
+    with one label (SGLang's ProfileMerger: ``"[TP01] 5001"`` for the host,
+    ``"[TP01] 1"`` for its GPU) and leaves their correlation ids as they were:
+    counted per process, so in ranks that run in step every id is every rank's,
+    and no link says which process drives which device.  The label does.  A bare
+    pid (``5001``, ``"5001"``) has none."""
+    codes: dict[str, int] = {}
+    out = np.full(max(len(trace.groups), 1), -1, dtype=np.int64)
+    for i, g in enumerate(trace.groups):
+        head, sep, _ = str(g.pid).strip().rpartition(" ")
+        if sep and head:
+            out[i] = codes.setdefault(head, len(codes))
+    return out
+
+
 def drives(trace: Trace, affinity: np.ndarray, device_rows: np.ndarray,
            call_rows: np.ndarray) -> np.ndarray:
     """Per pair: whether the call's process may have launched onto the device's group.
@@ -86,9 +104,10 @@ def _best_candidates(trace: Trace, dev: np.ndarray, cand: np.ndarray, lo: np.nda
                      hi: np.ndarray, affinity: np.ndarray) -> np.ndarray:
     """Among ``cand[lo[i]:hi[i]]``, the call that launched ``dev[i]``.
 
-    Preference, in order: a process that drives the device, a CPU thread, an
-    External id equal to the event's (a real one, not its own correlation
-    repeated), a call made before the event started, the nearest in time.
+    Preference, in order: a process that drives the device, a process labelled as
+    the device is (``rank_labels``), a CPU thread, an External id equal to the
+    event's (a real one, not its own correlation repeated), a call made before the
+    event started, the nearest in time.
     """
     owner = range_owner(lo, hi)
     rows = cand[concat_ranges(lo, hi)]
@@ -96,12 +115,15 @@ def _best_candidates(trace: Trace, dev: np.ndarray, cand: np.ndarray, lo: np.nda
     ext, corr, ts = trace.external_id, trace.correlation, trace.ts_ns
     on_cpu_lane = np.array([lane.kind == LaneKind.CPU for lane in trace.lanes], dtype=bool)
     affine = drives(trace, affinity, d, rows)
+    label = rank_labels(trace)[lane_process(trace)]
+    call_label, dev_label = label[trace.lane[rows]], label[trace.lane[d]]
+    same_label = (call_label >= 0) & (call_label == dev_label)
     on_cpu = on_cpu_lane[trace.lane[rows]]
     real_ext = (ext[d] != NO_ID) & (ext[d] > 0) & (ext[d] != corr[d])
     same_ext = real_ext & (ext[rows] == ext[d])
     before = ts[rows] <= ts[d]
     nearness = -np.abs(ts[d] - ts[rows])
-    order = np.lexsort((nearness, before, same_ext, on_cpu, affine, owner))
+    order = np.lexsort((nearness, before, same_ext, on_cpu, same_label, affine, owner))
     last = np.flatnonzero(np.r_[owner[order][1:] != owner[order][:-1], True])
     best = np.full(dev.shape[0], -1, dtype=np.int64)
     best[owner[order][last]] = rows[order][last]
