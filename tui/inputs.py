@@ -61,11 +61,10 @@ def _head(path: str) -> tuple[bytes, bool]:
     with open(path, "rb") as f:
         raw = f.read(HEAD_BYTES + 1)
         if raw[:2] == b"\x1f\x8b":
-            import gzip  # here: most traces are plain JSON, and every command sniffs them
+            # here: most traces are plain JSON, and every command sniffs them
+            from profiling.trace.gzip_head import gzip_head
 
-            f.seek(0)
-            with gzip.GzipFile(fileobj=f) as gz:
-                raw = gz.read(HEAD_BYTES + 1)
+            raw = gzip_head(f, HEAD_BYTES + 1)  # a file cut short gives what it holds
     complete = len(raw) <= HEAD_BYTES
     raw = raw[:HEAD_BYTES]
     if raw.startswith(_BOM):

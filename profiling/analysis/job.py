@@ -82,11 +82,9 @@ def sniff_rank(path: str) -> RankInfo | None:
         with open(path, "rb") as f:
             head = f.read(SNIFF_BYTES)
             if head[:2] == b"\x1f\x8b":
-                import gzip  # here: plain traces (most) skip its import on every command
+                from profiling.trace.gzip_head import gzip_head  # plain traces (most) skip it
 
-                f.seek(0)
-                with gzip.GzipFile(fileobj=f) as gz:
-                    head, tail = gz.read(SNIFF_BYTES), b""
+                head, tail = gzip_head(f, SNIFF_BYTES), b""  # a rank cut short too
             else:
                 size = os.fstat(f.fileno()).st_size
                 f.seek(max(size - SNIFF_BYTES, len(head)))
@@ -177,34 +175,81 @@ def first_step_ns(trace: Trace) -> int | None:
     return int(trace.ts_ns[rows].min()) if rows.shape[0] else None
 
 
+EPOCH_MIN_NS = 10**18
+"""Timestamps (ns) at or after this (2001-09-09) are wall-clock epoch times: older
+Kineto's ``ts``; newer Kineto's ``ts`` count from its ``baseTimeNanoseconds``."""
+
+
+def lost_bases(bases: Sequence[int], firsts: Sequence[int | None]) -> list[int]:
+    """Positions of the ranks whose ``ts`` count from a base they do not carry, in a
+    job whose other ranks carry theirs.  Kineto writes ``baseTimeNanoseconds`` last,
+    after the events, so a rank file cut before its end has relative ``ts`` and no
+    base; read as wall-clock times they would sit 50 years before the other ranks.
+    A rank without a base whose ``ts`` are epoch times (``firsts``: its first event)
+    is placed right by its clock and is not one of them; nor is any rank of a job
+    whose bases do not put it on the wall clock."""
+    def wall(i: int) -> bool:
+        first = firsts[i]
+        return first is not None and bases[i] + first >= EPOCH_MIN_NS
+
+    if not any(bases[i] and wall(i) for i in range(len(bases))):
+        return []  # no rank on the wall clock by its base: nothing to be lost
+    return [i for i, b in enumerate(bases) if not b and not wall(i)]
+
+
 def align_offsets(traces: Sequence[Trace], alignment: str) -> tuple[list[int], str]:
     """Nanoseconds to add to each trace's ``ts_ns``, and the words for the header."""
     if alignment not in ALIGNMENTS:
         raise AttnTuiError(f"unknown alignment {alignment!r}", "--align",
                            "use " + " or ".join(ALIGNMENTS))
     bases = [base_ns(t.metadata) for t in traces]
-    steps = [first_step_ns(t) for t in traces] if alignment != "clock" else []
-    return offsets_of(bases, steps, alignment)
+    firsts = [int(t.ts_ns.min()) if len(t) else None for t in traces]
+    need_steps = alignment != "clock" or bool(lost_bases(bases, firsts))
+    steps = [first_step_ns(t) for t in traces] if need_steps else []
+    return offsets_of(bases, steps, alignment, firsts)
 
 
-def offsets_of(bases: Sequence[int], steps: Sequence[int | None],
-               alignment: str) -> tuple[list[int], str]:
-    """``align_offsets`` from each rank's ``baseTimeNanoseconds`` and first step
-    start on its own clock (``steps`` unused for ``clock``)."""
+def offsets_of(bases: Sequence[int], steps: Sequence[int | None], alignment: str,
+               firsts: Sequence[int | None] | None = None) -> tuple[list[int], str]:
+    """``align_offsets`` from each rank's ``baseTimeNanoseconds``, first step start and
+    first event on its own clock (``steps`` may be empty for ``clock`` when no rank
+    lost its base, ``lost_bases``).  A rank that lost its base is placed by its first
+    ``ProfilerStep`` on the first rank with a base and a step, else by its first event
+    on the earliest first event of the ranks with a base; the header says so."""
     bases = list(bases)
+    n = len(bases)
+    firsts = list(firsts) if firsts is not None else [None] * n
+    steps = list(steps) or [None] * n
+    lost = lost_bases(bases, firsts)
+    kept = [i for i in range(n) if i not in lost]
+    ref = next((j for j in kept if steps[j] is not None), None)
+    starts = [bases[j] + f for j in kept if (f := firsts[j]) is not None]
+
+    def by_clock(i: int) -> int:
+        if i not in lost:
+            return bases[i]
+        step, first = steps[i], firsts[i]
+        if step is not None and ref is not None:
+            return bases[ref] + int(steps[ref]) - step  # type: ignore[arg-type]
+        return min(starts) - first if starts and first is not None else 0
+
     clock = ("clock: baseTimeNanoseconds + ts" if any(bases)
              else "clock: the traces' timestamps")
+    if lost:
+        how = ("first ProfilerStep" if all(steps[i] is not None for i in lost) and ref is not None
+               else "first ProfilerStep, else first event")
+        clock += (f" ({len(lost)} rank{'s' if len(lost) > 1 else ''} without "
+                  f"baseTimeNanoseconds, a file cut short: placed by its {how})")
     if alignment == "clock":
-        return bases, clock
+        return [by_clock(i) for i in range(n)], clock
     known = [i for i, s in enumerate(steps) if s is not None]
     if not known:
-        return bases, clock + " (no ProfilerStep to align on)"
-    ref = known[0]
-    target = bases[ref] + int(steps[ref])  # type: ignore[arg-type]
-    offsets = [target - int(s) if s is not None else b for s, b in zip(steps, bases, strict=True)]
+        return [by_clock(i) for i in range(n)], clock + " (no ProfilerStep to align on)"
+    target = by_clock(known[0]) + int(steps[known[0]])  # type: ignore[arg-type]
+    offsets = [target - int(s) if s is not None else by_clock(i) for i, s in enumerate(steps)]
     note = "first ProfilerStep of each rank"
-    if len(known) < len(steps):
-        note += f" ({len(steps) - len(known)} ranks without one: by clock)"
+    if len(known) < n:
+        note += f" ({n - len(known)} ranks without one: by clock)"
     return offsets, note
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from profiling.analysis.job import ALIGNMENTS, base_ns, offsets_of
+from profiling.analysis.job import ALIGNMENTS, base_ns, lost_bases, offsets_of
 from profiling.analysis.job_merge import JOB_ATTR, JOB_KEY, Job
 from profiling.errors import AttnTuiError
 from profiling.trace.model import Kind
@@ -38,6 +38,13 @@ def first_steps(job: Job) -> list[int | None]:
     return out
 
 
+def first_events(job: Job) -> list[int | None]:
+    """Each rank's first event on its own clock (its merged rows less its offset)."""
+    ts = job.trace.ts_ns
+    return [int(ts[lo:hi].min()) - r.offset_ns if hi > lo else None
+            for r in job.ranks for lo, hi in [r.rows]]
+
+
 def realign(job: Job, alignment: str) -> Job:
     """``job`` on the time axis of ``alignment`` (``clock`` or ``step``): a new merged
     trace and job; the same job back when nothing would move."""
@@ -45,8 +52,10 @@ def realign(job: Job, alignment: str) -> Job:
         raise AttnTuiError(f"unknown alignment {alignment!r}", "align",
                            "use " + " or ".join(ALIGNMENTS))
     bases = [base_ns(r.metadata) for r in job.ranks]
-    steps = first_steps(job) if alignment != "clock" else []
-    offsets, note = offsets_of(bases, steps, alignment)
+    firsts = first_events(job)
+    need_steps = alignment != "clock" or bool(lost_bases(bases, firsts))
+    steps = first_steps(job) if need_steps else []
+    offsets, note = offsets_of(bases, steps, alignment, firsts)
     if alignment == job.alignment and note == job.alignment_note:
         return job
     old = job.trace
