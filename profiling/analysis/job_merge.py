@@ -305,11 +305,21 @@ def job_path(paths: Sequence[str]) -> str:
     return folders.pop() if len(folders) == 1 else os.path.commonpath(list(folders))
 
 
-def why_not_one_job(infos: Sequence[RankInfo | None]) -> str:
-    """What keeps ranked traces from being one job, in a few words."""
-    missing = sum(1 for i in infos if i is None)
+def why_not_one_job(infos: Sequence[RankInfo | None], paths: Sequence[str] = ()) -> str:
+    """What keeps ranked traces from being one job, in a few words; with ``paths``
+    (``infos``' files), the files at fault are named, so the user knows which to fix."""
+
+    def named(where: list[int]) -> str:
+        if not paths:
+            return ""
+        shown = [os.path.basename(paths[i]) for i in where[:3]]
+        return ": " + ", ".join(shown) + (", ..." if len(where) > 3 else "")
+
+    missing = [k for k, i in enumerate(infos) if i is None]
     if missing:
-        return f"{missing} of them {'has' if missing == 1 else 'have'} no rank in distributedInfo"
+        n = len(missing)
+        return f"{n} of them {'has' if n == 1 else 'have'} no rank in distributedInfo" + named(
+            missing)
     ranked = [i for i in infos if i is not None]
     worlds = sorted({i.world_size or 0 for i in ranked})
     if len(worlds) > 1 or worlds == [1] or worlds == [0]:
@@ -317,7 +327,8 @@ def why_not_one_job(infos: Sequence[RankInfo | None]) -> str:
     counts = Counter(i.rank for i in ranked)
     twice = sorted(rank for rank, n in counts.items() if n > 1)
     if twice:
-        return "rank " + ", ".join(map(str, twice)) + " more than once"
+        where = [k for k, i in enumerate(ranked) if i.rank in twice]
+        return "rank " + ", ".join(map(str, twice)) + " more than once" + named(where)
     return "backends " + ", ".join(sorted({i.backend or "?" for i in ranked}))
 
 
@@ -349,7 +360,7 @@ def load_job(paths: Sequence[str], load: Loader, alignment: str = "clock",
                                    "rank.", "rank*.")))
     if len(groups) != 1 or len(groups[0]) < 2:
         raise AttnTuiError(f"these {len(paths)} traces are not the ranks of one job "
-                           f"({why_not_one_job(infos)})", job_path(paths),
+                           f"({why_not_one_job(infos, paths)})", job_path(paths),
                            "give one job's rank traces or its folder")
     order = groups[0]
     traces = [traces[i] for i in order]
