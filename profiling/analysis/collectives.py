@@ -101,14 +101,23 @@ def _group(args: dict[str, Any]) -> tuple[str, str]:
     return name, str(args.get("Process Group Ranks", ""))
 
 
-def _keys(trace: Trace, rows: np.ndarray) -> tuple[list[tuple[Any, ...]], bool]:
-    """Match keys of one rank's comm kernels.  When the first kernel's args name its
-    process group or carry a sequence number (newer PyTorch copies both there), every
-    kernel's args are read: the key is (group, sequence number), or (group, name, n-th
-    of that name in that group), so that collectives of two tensor-parallel groups
-    are never taken for one.  Otherwise: (name, n-th of that name)."""
+def _first_keyed(trace: Trace, rows: np.ndarray) -> bool:
+    """Whether the first of a rank's comm kernels names its process group or carries
+    a sequence number in its args (newer PyTorch copies both there)."""
     first = trace.args(int(rows[0])) if rows.shape[0] else {}
-    keyed = any(k in first for k in (*SEQ_KEYS, *PG_KEYS, "Process Group Ranks"))
+    return any(k in first for k in (*SEQ_KEYS, *PG_KEYS, "Process Group Ranks"))
+
+
+def _keys(trace: Trace, rows: np.ndarray,
+          keyed: bool) -> tuple[list[tuple[Any, ...]], bool]:
+    """Match keys of one rank's comm kernels.  ``keyed`` (the job's first kernels
+    carry keys on some rank, ``_first_keyed``): every kernel's args are read, and
+    the key is (group, sequence number), or (group, name, n-th of that name in that
+    group) for a kernel without a number, so that collectives of two tensor-parallel
+    groups are never taken for one.  Otherwise: (name, n-th of that name).  Decided
+    for the whole job, not per rank: a rank whose first kernel alone lacks the keys
+    (its window opened on a collective recorded without them) would else be keyed
+    by order while its peers are keyed by number, and match none of them."""
     every = trace.args_of(rows) if keyed else [{} for _ in range(rows.shape[0])]
     seen: dict[tuple[Any, ...], int] = defaultdict(int)
     out: list[tuple[Any, ...]] = []
@@ -131,9 +140,10 @@ def match_collectives(job: Job) -> list[Collective]:
     comm, cpu_comm = comm_names(trace.strings), cpu_comm_names(trace.strings)
     table: dict[tuple[Any, ...], list[int]] = {}
     n = len(job.ranks)
-    for k, r in enumerate(job.ranks):
-        rows = comm_rows(trace, r.rows, comm, cpu_comm)
-        keys, _ = _keys(trace, rows)
+    rows_of_rank = [comm_rows(trace, r.rows, comm, cpu_comm) for r in job.ranks]
+    keyed = any(_first_keyed(trace, rows) for rows in rows_of_rank)
+    for k, rows in enumerate(rows_of_rank):
+        keys, _ = _keys(trace, rows, keyed)
         for key, row in zip(keys, rows.tolist(), strict=True):
             slot = table.setdefault(key, [-1] * n)
             if slot[k] < 0:
