@@ -26,7 +26,7 @@ from profiling.analysis.compare import (
 )
 from tui.blocks import hbar
 from tui.compare_table import COLUMNS, flops_notes, table_rows, time_cell
-from tui.names import clip, visible
+from tui.names import clip, fit, visible
 from tui.session import error_line
 
 DEFAULT_REGION = "attn_fwd"
@@ -185,7 +185,7 @@ def chart_lines(result: CompareResult, width: int) -> list[ChartLine]:
     )
     lines = []
     for label, entry, reg in items:
-        head = clip(label, label_w).ljust(label_w)
+        head = fit(label, label_w)
         if reg is None:
             error = f"failed to load: {visible(entry.error)}"
             lines.append(ChartLine(head, "", "", "", "", clip(error, bar_w + value_w + tail_w)))

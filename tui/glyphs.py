@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from profiling.trace.model import Kind
-from tui.names import clip, short_name
+from tui.names import cells, fit, short_name
 
 DENSE = ("░", "▒", "▓")
 """Shades of a cell where several events start: 2-3, 4-15, 16 or more."""
@@ -56,8 +56,8 @@ def copy_label(kind: int, name: str, n: int) -> str:
     if n <= 0:
         return ""
     full = short_name(name, max(n, 3))
-    if len(full) <= n:
-        return full.ljust(n)
+    if cells(full) <= n:
+        return fit(full, n)
     word, short, letter = COPY_LETTERS[kind]
     found = _DIRECTION.search(name)
     direction = f" {found.group(1)}" if found else ""
@@ -80,7 +80,7 @@ def run_text(kind: int, name: str, n: int, *, dense: int = 0, touches_next: bool
     if is_copy(kind):
         return copy_label(kind, name, n)
     room = n - 1 if low and touches_next else n
-    text = clip(short_name(name, room), room).ljust(room) if room >= 3 else " " * room
+    text = fit(short_name(name, room), room) if room >= 3 else " " * room
     return text + (SEPARATOR if room < n else "")
 
 

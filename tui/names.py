@@ -1,7 +1,10 @@
 """Names are data: make trace strings safe to show, and shorten kernel names.
 
-Nothing here imports Textual or Rich; widgets turn the results into ``Text`` or
+Nothing here imports Textual, and Rich only for its table of character widths
+(``cells``: what Textual measures with); widgets turn the results into ``Text`` or
 ``Segment`` objects (never markup), so ``[bold]`` in a kernel name shows as is.
+Widths are terminal cells, not characters: a CJK character or an emoji takes two,
+so a name cut or padded by ``len`` pushes the rest of its line right.
 """
 
 from __future__ import annotations
@@ -32,15 +35,43 @@ def visible(text: str) -> str:
     return _CONTROL.sub(_escape_one, text)
 
 
+def cells(text: str) -> int:
+    """How many terminal cells ``text`` takes (Rich's measure, the one Textual draws by)."""
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
 def clip(text: str, width: int) -> str:
-    """``text`` cut to ``width`` cells with an ellipsis when it does not fit."""
+    """``text`` cut to at most ``width`` cells, with an ellipsis when it does not fit.
+
+    Counted in cells: ``宽字符`` is six, so a label cut by characters would
+    overrun its column and shift the events drawn after it."""
     if width <= 0:
         return ""
-    if len(text) <= width:
+    if text.isascii():
+        return text if len(text) <= width else ("…" if width == 1 else text[: width - 1] + "…")
+    if cells(text) <= width:
         return text
-    if width == 1:
-        return "…"
-    return text[: width - 1] + "…"
+    from rich.cells import get_character_cell_size
+
+    kept: list[str] = []
+    used = 0
+    for ch in text:
+        size = get_character_cell_size(ch)
+        if used + size > width - 1:
+            break
+        kept.append(ch)
+        used += size
+    return "".join(kept) + "…"
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut (``clip``) and padded with spaces to exactly ``width`` cells."""
+    shown = clip(text, width)
+    return shown + " " * max(0, width - cells(shown))
 
 
 _NAMESPACE = re.compile(r"\b(?:[A-Za-z_]\w*::)+(?=[A-Za-z_~{])")

@@ -16,7 +16,7 @@ from textual.widget import Widget
 from tui.diff_data import DiffData, strip
 from tui.fmt import fmt_time
 from tui.guard import ReportsErrors
-from tui.names import clip, visible
+from tui.names import fit, visible
 
 LABEL_WIDTH = 12
 
@@ -63,7 +63,7 @@ class DiffLanes(ReportsErrors, Widget):
         match = self._style("match")
         for side, lane in (("a", data.a_lane), ("b", data.b_lane)):
             label = getattr(data.diff, side).label
-            text.append(clip(f"{side.upper()} {visible(label)}", LABEL_WIDTH).ljust(LABEL_WIDTH),
+            text.append(fit(f"{side.upper()} {visible(label)}", LABEL_WIDTH),
                         style=self._style("label"))
             text.append(" ")
             for glyph, index in strip(lane, data.span_us, cells):

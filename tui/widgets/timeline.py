@@ -20,7 +20,7 @@ from profiling.trace.model import GPU_KINDS
 from tui.glyphs import low_colour
 from tui.guard import ReportsErrors
 from tui.link_marks import connectors
-from tui.names import clip, visible
+from tui.names import fit, visible
 from tui.timeline_model import TimelineModel
 from tui.timeline_moves import next_gpu_lane, next_lane, unfold_for_gpu
 from tui.widgets.lane_keys import LaneKeys
@@ -175,9 +175,9 @@ class Timeline(ReportsErrors, MarkKeys, LaneKeys, TimelineStyles, ScrollView, ca
         room = width - 1
         for extra in summary_label(self.model, index) if spec.folded else ():
             if room - len(extra) - 1 >= LABEL_KEEP:  # a folded row: its count, busy share
-                text = clip(text, room - len(extra) - 1).ljust(room - len(extra)) + extra
+                text = fit(text, room - len(extra)) + extra
                 break
-        return [Segment(clip(text, room).ljust(room), style), Segment(" ", style)]
+        return [Segment(fit(text, room), style), Segment(" ", style)]
 
     def _track(self, index: int) -> list[Segment]:
         return track_segments(self.model, index, low=self.low_colour, style_of=self._style,

@@ -57,11 +57,35 @@ def _empty(run: Run, conn: dict[int, str] | None, style_of: StyleOf) -> list[Seg
 def _crossed(text: str, start: int, conn: dict[int, str]) -> str:
     """An event box with the vertical connector lines that pass through it (one
     cell each, in the box's own colour: the box stays whole and readable)."""
+    if not text.isascii():
+        return _crossed_wide(text, start, conn)
     chars = list(text)
     for col, glyph in conn.items():
         if glyph == VERTICAL and 0 <= col - start < len(chars):
             chars[col - start] = glyph
     return "".join(chars)
+
+
+def _crossed_wide(text: str, start: int, conn: dict[int, str]) -> str:
+    """``_crossed`` for a box whose name holds wide characters (CJK, emoji): indexed
+    by cell, not by character, so the box keeps its width; a wide character the line
+    passes through gives way to the line and a space."""
+    from rich.cells import get_character_cell_size
+
+    cells: list[str] = []  # one entry per cell; "" is the right half of a wide character
+    for ch in text:
+        cells.append(ch)
+        cells.extend([""] * (get_character_cell_size(ch) - 1))
+    for col, glyph in conn.items():
+        i = col - start
+        if glyph != VERTICAL or not 0 <= i < len(cells):
+            continue
+        if cells[i] == "" and i > 0:  # the right half: the left half gives way
+            cells[i - 1] = " "
+        elif i + 1 < len(cells) and cells[i + 1] == "":
+            cells[i + 1] = " "
+        cells[i] = glyph
+    return "".join(cells)
 
 
 def track_segments(
