@@ -85,3 +85,18 @@ def _from_cell(text: str, start: int) -> str:
             return text[i:]
         used += cell_len(ch)
     return ""
+
+
+def test_the_picker_lines_up_a_wide_file_name(tmp_path: Path):
+    """``attn-tui open`` in a folder holding ``注意力🔥.json``: the listing padded by
+    characters, so that row's variant, device and size columns sat two cells right."""
+    from tui.trace_list import list_traces, listing_lines
+
+    for name in ("plain.json", "注意力🔥.json"):
+        (tmp_path / name).write_text(json.dumps(_doc()))
+    lines = listing_lines(list_traces(str(tmp_path)))
+    header, *rows = lines
+    column = cell_len(header[: header.index("variant")])
+    for row in rows:
+        dash = row.index("-", row.index(".json"))  # the variant column: "-"
+        assert cell_len(row[:dash]) == column, lines

@@ -200,12 +200,13 @@ def rows(entries: Sequence[TraceEntry]) -> list[tuple[str, ...]]:
 def listing_lines(entries: Sequence[TraceEntry], name_width: int = 40) -> list[str]:
     """The entries as aligned text lines under a header (the picker's rows and the
     headless listing); long names are cut with an ellipsis."""
-    from tui.names import clip, visible
+    from tui.names import cells, clip, visible
 
     table = [HEADERS, *[tuple(visible(c) for c in r) for r in rows(entries)]]
     table = [(clip(r[0], name_width), *r[1:]) for r in table]
-    widths = [max(len(r[i]) for r in table) for i in range(len(HEADERS))]
+    widths = [max(cells(r[i]) for r in table) for i in range(len(HEADERS))]
     right = {3}  # size
-    return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
+    # padded in cells, not characters: a CJK or emoji file name takes two a character
+    return ["  ".join(" " * (w - cells(c)) + c if i in right else c + " " * (w - cells(c))
                       for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
             for r in table]
