@@ -165,14 +165,42 @@ def base_ns(metadata: dict[str, Any]) -> int:
         return 0
 
 
+def step_starts(trace: Trace, rows: tuple[int, int] | None = None,
+                shift: int = 0) -> dict[int, int]:
+    """``ProfilerStep#N`` -> its start (``ts_ns`` less ``shift``) among ``rows``
+    (all by default): the steps a rank recorded, by number."""
+    ids = {i: s[13:] for i, s in enumerate(trace.strings) if s.startswith("ProfilerStep#")}
+    if not ids or not len(trace):
+        return {}
+    lo, hi = rows if rows is not None else (0, len(trace))
+    kind, names = trace.kind[lo:hi], trace.name_id[lo:hi]
+    found = np.flatnonzero(np.isin(names, list(ids)) & (
+        (kind == Kind.USER_ANNOTATION) | (kind == Kind.CPU_OP)))
+    out: dict[int, int] = {}
+    for name, ts in zip(names[found].tolist(), trace.ts_ns[found + lo].tolist(), strict=True):
+        number = ids[name]
+        if number.isdigit():
+            out[int(number)] = min(out.get(int(number), ts - shift), ts - shift)
+    return out
+
+
+def aligning_steps(starts: Sequence[dict[int, int]]) -> tuple[list[int | None], str]:
+    """The step start each rank is aligned on, and its words for the header: the
+    first step number every rank with steps recorded, so that ranks whose windows
+    opened on different steps are not aligned one step apart; each rank's first
+    step when they share none."""
+    present = [set(s) for s in starts if s]
+    common = set.intersection(*present) if present else set()
+    if common and any(min(s) != min(common) for s in starts if s):
+        n = min(common)
+        return [s[n] if s else None for s in starts], f"ProfilerStep#{n}"
+    return [min(s.values()) if s else None for s in starts], "first ProfilerStep"
+
+
 def first_step_ns(trace: Trace) -> int | None:
     """Start of the trace's first ``ProfilerStep#N`` (its own clock), None without one."""
-    ids = [i for i, s in enumerate(trace.strings) if s.startswith("ProfilerStep#")]
-    if not ids or not len(trace):
-        return None
-    kinds = (trace.kind == Kind.USER_ANNOTATION) | (trace.kind == Kind.CPU_OP)
-    rows = np.flatnonzero(np.isin(trace.name_id, ids) & kinds)
-    return int(trace.ts_ns[rows].min()) if rows.shape[0] else None
+    starts = step_starts(trace)
+    return min(starts.values()) if starts else None
 
 
 EPOCH_MIN_NS = 10**18
@@ -205,17 +233,19 @@ def align_offsets(traces: Sequence[Trace], alignment: str) -> tuple[list[int], s
     bases = [base_ns(t.metadata) for t in traces]
     firsts = [int(t.ts_ns.min()) if len(t) else None for t in traces]
     need_steps = alignment != "clock" or bool(lost_bases(bases, firsts))
-    steps = [first_step_ns(t) for t in traces] if need_steps else []
-    return offsets_of(bases, steps, alignment, firsts)
+    steps, label = aligning_steps([step_starts(t) for t in traces]) if need_steps else ([], "")
+    return offsets_of(bases, steps, alignment, firsts, label)
 
 
 def offsets_of(bases: Sequence[int], steps: Sequence[int | None], alignment: str,
-               firsts: Sequence[int | None] | None = None) -> tuple[list[int], str]:
+               firsts: Sequence[int | None] | None = None,
+               label: str = "") -> tuple[list[int], str]:
     """``align_offsets`` from each rank's ``baseTimeNanoseconds``, first step start and
     first event on its own clock (``steps`` may be empty for ``clock`` when no rank
     lost its base, ``lost_bases``).  A rank that lost its base is placed by its first
     ``ProfilerStep`` on the first rank with a base and a step, else by its first event
-    on the earliest first event of the ranks with a base; the header says so."""
+    on the earliest first event of the ranks with a base; the header says so.
+    ``label``: which step ``steps`` are (``aligning_steps``)."""
     bases = list(bases)
     n = len(bases)
     firsts = list(firsts) if firsts is not None else [None] * n
@@ -247,7 +277,8 @@ def offsets_of(bases: Sequence[int], steps: Sequence[int | None], alignment: str
         return [by_clock(i) for i in range(n)], clock + " (no ProfilerStep to align on)"
     target = by_clock(known[0]) + int(steps[known[0]])  # type: ignore[arg-type]
     offsets = [target - int(s) if s is not None else by_clock(i) for i, s in enumerate(steps)]
-    note = "first ProfilerStep of each rank"
+    note = f"{label} of each rank (the first step all have)" if label and label[0] == "P" \
+        else "first ProfilerStep of each rank"
     if len(known) < n:
         note += f" ({n - len(known)} ranks without one: by clock)"
     return offsets, note

@@ -15,7 +15,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from profiling.analysis.job import ALIGNMENTS, base_ns, lost_bases, offsets_of
+from profiling.analysis.job import (
+    ALIGNMENTS,
+    aligning_steps,
+    base_ns,
+    lost_bases,
+    offsets_of,
+    step_starts,
+)
 from profiling.analysis.job_merge import JOB_ATTR, JOB_KEY, Job
 from profiling.errors import AttnTuiError
 from profiling.trace.model import Kind
@@ -54,8 +61,9 @@ def realign(job: Job, alignment: str) -> Job:
     bases = [base_ns(r.metadata) for r in job.ranks]
     firsts = first_events(job)
     need_steps = alignment != "clock" or bool(lost_bases(bases, firsts))
-    steps = first_steps(job) if need_steps else []
-    offsets, note = offsets_of(bases, steps, alignment, firsts)
+    steps, label = aligning_steps([step_starts(job.trace, r.rows, r.offset_ns)
+                                   for r in job.ranks]) if need_steps else ([], "")
+    offsets, note = offsets_of(bases, steps, alignment, firsts, label)
     if alignment == job.alignment and note == job.alignment_note:
         return job
     old = job.trace
