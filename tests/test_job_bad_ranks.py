@@ -37,3 +37,20 @@ def test_the_files_claiming_one_rank_are_named(
     assert main(["ranks", str(tmp_path), "--json"]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "rank 1 more than once: b.json, c.json)" in err
+
+
+def test_ranks_of_the_world_not_given_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found on a job of world size 8 given as 4 files (a node's traces alone): the
+    header said "4 ranks of 8" and nothing else; with a rank lost to a cut gzip the
+    "3 ranks of 4" went unnoticed.  Said once per command, first open and reopen."""
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    for r in (0, 2, 3):
+        write(tmp_path / f"w{r}.json", rank_doc(r, 8, STEP))
+    for _ in range(2):
+        assert main(["ranks", str(tmp_path), "--json"]) == 0
+        err = capsys.readouterr().err
+        assert err.count("ranks 1, 4, 5, 6, 7 of 8 not among the traces given") == 1, err
+    assert main(["ranks", str(tmp_path / "w0.json"), str(tmp_path / "w2.json")]) == 0
+    assert "ranks 1, 3, 4, 5, 6, 7 of 8" in capsys.readouterr().err

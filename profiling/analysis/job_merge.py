@@ -368,10 +368,24 @@ def load_job(paths: Sequence[str], load: Loader, alignment: str = "clock",
     job = merge_ranks(traces, [infos[i] for i in order], offsets,  # type: ignore[misc]
                       path or job_path(paths), alignment, note)
     job.trace.warnings[:0] = [f"{p}: {_line(x)} (left out of the job)" for p, x in failed]
+    job.trace.warnings += _absent_ranks(job)
     if timings is not None:
         timings["load ranks"] = loads_done - start
         timings["merge"] = time.perf_counter() - loads_done
     return job
+
+
+def _absent_ranks(job: Job) -> list[str]:
+    """A line naming the ranks of the job's world size that no trace given holds: the
+    header's "4 ranks of 8" is easy to miss, and every straggler, wait and median is
+    then over the ranks given alone."""
+    given = {r.rank for r in job.ranks}
+    absent = [r for r in range(job.world_size or 0) if r not in given]
+    if not absent:
+        return []
+    shown = ", ".join(map(str, absent[:8])) + (", ..." if len(absent) > 8 else "")
+    return [f"rank{'s' if len(absent) > 1 else ''} {shown} of {job.world_size} not among the "
+            f"traces given: the job's figures are over its {len(given)} ranks given"]
 
 
 def _line(exc: BaseException) -> str:

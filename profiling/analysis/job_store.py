@@ -68,7 +68,7 @@ from profiling.trace.cache_store import (
 from profiling.trace.cache_store import cache_root as _cache_root
 from profiling.trace.model import DeviceType, Group, Kind, Lane, Trace
 
-JOB_INDEX_VERSION = 3
+JOB_INDEX_VERSION = 4
 """Bump when the merge (``job_merge``) or this store changes what a job holds."""
 
 PREFIX = "job-"
