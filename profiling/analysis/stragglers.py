@@ -127,15 +127,27 @@ def _by_rank(job: Job, a: AnalysedTrace) -> dict[str, dict[int, list[RegionInsta
     return out
 
 
+def unrecorded(job: Job) -> set[int]:
+    """Rank positions with no GPU event in a job whose other ranks have some: their
+    device work was not recorded (CUPTI busy or off on that rank), so neither their
+    device time nor their waits in collectives can be measured, and a step of theirs,
+    whole, would read as the slowest.  They are left out of the GPU comparisons."""
+    gpu = np.isin(job.trace.kind, [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET])
+    has = [bool(gpu[lo:hi].any()) for lo, hi in (r.rows for r in job.ranks)]
+    return {k for k, h in enumerate(has) if not h} if any(has) else set()
+
+
 def stragglers(job: Job, a: AnalysedTrace, collectives: list[Collective]) -> list[Straggle]:
-    """Every step, then every instance of the first ``MAX_REGIONS`` regions."""
+    """Every step, then every instance of the first ``MAX_REGIONS`` regions (ranks
+    whose device work was not recorded left out of steps and device times)."""
     groups = _by_rank(job, a)
+    blind = unrecorded(job)
     waits = wait_of_row(collectives)
     host = _host_waits(job, collectives)
     out: list[Straggle] = []
     steps: dict[str, dict[int, tuple[int, int]]] = defaultdict(dict)
     for k, insts in groups.get(STEP_GROUP, {}).items():
-        for inst in insts:
+        for inst in insts if k not in blind else []:
             busy = _busy(a, inst, inst.cpu_ns, waits, host[k])
             steps[inst.name].setdefault(k, (busy, inst.row))
     for name, cells in steps.items():
@@ -149,7 +161,8 @@ def stragglers(job: Job, a: AnalysedTrace, collectives: list[Collective]) -> lis
         gpu = any(i.gpu_events for insts in per_rank.values() for i in insts)
         for i in range(max(len(v) for v in per_rank.values())):
             cells = {k: (_busy(a, v[i], v[i].device_ns if gpu else v[i].cpu_ns, waits,
-                               host[k]), v[i].row) for k, v in per_rank.items() if i < len(v)}
+                               host[k]), v[i].row) for k, v in per_rank.items()
+                     if i < len(v) and not (gpu and k in blind)}
             found = _straggle(job, "region", region, f"{region} #{i}",
                               "device" if gpu else "cpu", cells)
             if found:
