@@ -48,3 +48,29 @@ def test_a_rank_whose_first_kernel_lacks_seq_still_matches(
     waits = [r["collective_wait_us"] for r in json.loads(capsys.readouterr().out)]
     # every collective by number; the one without its number cannot be matched
     assert waits == ([400.0, 0.0] if strip_first else [600.0, 0.0])
+
+
+def test_a_kernel_left_over_from_before_the_window_does_not_shift_the_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found on a synthetic 3-rank job of older torch (no Seq: matched by order) where
+    rank 1's window caught the tail of an all-reduce launched before it opened (no
+    launch in its trace): every later collective of rank 1 was matched with its peers'
+    next one, and its wait read 14 ms instead of 0.6 ms."""
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    docs = [_rank(r, strip_first=True) for r in range(2)]
+    for doc in docs:  # older torch: no keys at all
+        for e in doc["traceEvents"]:
+            if e.get("cat") == "kernel":
+                for k in ("Collective name", "Process Group Name", "Process Group Ranks", "Seq"):
+                    e["args"].pop(k, None)
+    plain = [write(tmp_path / f"p{r}.json", d) for r, d in enumerate(docs)]
+    assert main(["ranks", *plain, "--json"]) == 0
+    expected = [r["collective_wait_us"] for r in json.loads(capsys.readouterr().out)]
+    assert expected == [600.0, 0.0]
+    docs[1]["traceEvents"].append({"ph": "X", "cat": "kernel", "name": NCCL, "pid": 1, "tid": 20,
+                                   "ts": 900, "dur": 40,
+                                   "args": {"correlation": 99, "device": 1, "stream": 20}})
+    left = [write(tmp_path / f"l{r}.json", d) for r, d in enumerate(docs)]
+    assert main(["ranks", *left, "--json"]) == 0
+    assert [r["collective_wait_us"] for r in json.loads(capsys.readouterr().out)] == expected

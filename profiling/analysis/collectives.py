@@ -30,7 +30,7 @@ import numpy as np
 
 from profiling.analysis.job_merge import Job, job_of_trace
 from profiling.analysis.rank_breakdown import comm_names
-from profiling.trace.model import Kind, Trace
+from profiling.trace.model import NO_ID, Kind, Trace
 
 SEQ_KEYS = ("Seq", "seq", "Sequence number", "sequence_number")
 PG_KEYS = ("Process Group Name", "pg_name", "Process Group Description")
@@ -134,6 +134,23 @@ def _keys(trace: Trace, rows: np.ndarray,
     return out, by_seq
 
 
+def _in_window(trace: Trace, rank_rows: tuple[int, int], rows: np.ndarray) -> np.ndarray:
+    """A rank's comm kernels (start order) from the first whose launch is in its trace.
+
+    The ones before it were launched before the profiler's window opened and were
+    still running when it did: one rank's window catches such a kernel and another's
+    does not, and counted by order every later collective of that rank would be
+    matched with its peers' next one.  A rank whose trace holds none of their launches
+    (device activity alone recorded) keeps them all."""
+    if not rows.shape[0]:
+        return rows
+    lo, hi = rank_rows
+    corr = trace.correlation
+    calls = corr[lo:hi][(trace.kind[lo:hi] == Kind.RUNTIME) & (corr[lo:hi] != NO_ID)]
+    launched = np.isin(corr[rows], calls) & (corr[rows] != NO_ID)
+    return rows[int(np.argmax(launched)):] if launched.any() else rows
+
+
 def match_collectives(job: Job) -> list[Collective]:
     """Every collective seen on two or more ranks, in order of its earliest start."""
     trace = job.trace
@@ -142,6 +159,9 @@ def match_collectives(job: Job) -> list[Collective]:
     n = len(job.ranks)
     rows_of_rank = [comm_rows(trace, r.rows, comm, cpu_comm) for r in job.ranks]
     keyed = any(_first_keyed(trace, rows) for rows in rows_of_rank)
+    if not keyed:  # matched by order: from the first kernel launched in the window
+        rows_of_rank = [_in_window(trace, r.rows, rows)
+                        for r, rows in zip(job.ranks, rows_of_rank, strict=True)]
     for k, rows in enumerate(rows_of_rank):
         keys, _ = _keys(trace, rows, keyed)
         for key, row in zip(keys, rows.tolist(), strict=True):
