@@ -37,7 +37,8 @@ def label_width(total: int) -> int:
     return max(14, min(30, total // 5))
 
 
-class Timeline(ReportsErrors, MarkKeys, LaneKeys, TimelineStyles, ScrollView, can_focus=True):
+class Timeline(ReportsErrors, MarkKeys, LaneKeys, TimelineStyles, ScrollView, can_focus=True,
+               inherit_bindings=False):  # its keys: the view's (tui/keymap.py), not scrolling
     """Lanes over time.  Keys act on the model; the widget only draws it."""
 
     COMPONENT_CLASSES = {

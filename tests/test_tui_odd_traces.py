@@ -1,0 +1,54 @@
+"""Traces we had never seen, driven in tmux (helper's sweep): what broke, kept broken-free.
+
+- ↓ ↑ pgdn pgup home end and ← → on the timeline ran the ScrollView's own bindings
+  (the focused widget's come first): they scrolled the view and left the row cursor
+  where it was, off screen, and ← → did not pan; the help says ↓ moves the row cursor
+  and ← pans.  The timeline no longer inherits them (its keys are the view's, from
+  tui/keymap.py); home / end move the cursor to the first / last row.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.test_tui_pilot import wait_loaded
+from tui.app import AttnTuiApp
+from tui.widgets.timeline import Timeline
+
+
+def _many_threads(path: Path, n: int = 300) -> Path:
+    events = [{"ph": "X", "cat": "cpu_op", "name": f"op{t}", "pid": 10, "tid": 1000 + t,
+               "ts": 100 + t, "dur": 50} for t in range(n)]  # fmt: skip
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+async def test_home_and_end_move_the_row_cursor_and_the_view_follows(tmp_path: Path):
+    app = AttnTuiApp([str(_many_threads(tmp_path / "threads.json"))], theme="attn-dark")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        timeline = app.query_one(Timeline)
+        model = app.pane.model
+        last = len(model.rows) - 1
+        assert last > 100
+        for key, row in (("down", 1), ("down", 2), ("pagedown", 12), ("up", 11),
+                         ("pageup", 1)):  # fmt: skip
+            await pilot.press(key)
+            assert model.cursor == row, key
+        await pilot.press("w", "w")  # zoomed in, so there is somewhere to pan to
+        start = model.viewport.start
+        await pilot.press("right")
+        assert model.viewport.start > start
+        await pilot.press("left")
+        assert model.viewport.start == start
+        await pilot.press("end")
+        await pilot.pause()
+        assert model.cursor == last
+        top = int(timeline.scroll_y)
+        assert top <= last < top + timeline.scrollable_content_region.height
+        await pilot.press("k")
+        assert model.cursor == last - 1
+        await pilot.press("home")
+        await pilot.pause()
+        assert model.cursor == 0 and int(timeline.scroll_y) == 0
