@@ -100,3 +100,15 @@ def test_the_picker_lines_up_a_wide_file_name(tmp_path: Path):
     for row in rows:
         dash = row.index("-", row.index(".json"))  # the variant column: "-"
         assert cell_len(row[:dash]) == column, lines
+
+
+def test_launch_chains_fit_their_cells():
+    """A launch chain of CJK-named ops (the occurrences list, the Regions view) was
+    measured in characters, so one that "fit" ran past its column."""
+    from tui.links import chain_text
+    from tui.occurrences import fit_chain
+
+    names = ["模型前向" * 3, "注意力", "aten::bmm", "cudaLaunchKernel"]
+    for width in range(8, 60):
+        assert cell_len(chain_text(names, width)) <= width, width
+        assert cell_len(fit_chain(names, width)) <= width, width

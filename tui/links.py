@@ -18,7 +18,7 @@ from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.links import Links
 from profiling.analysis.step_scope import query_lanes
 from profiling.trace.model import GPU_KINDS, Kind
-from tui.names import clip, visible
+from tui.names import cells, clip, visible
 
 _NONE = np.zeros(0, dtype=np.int64)
 
@@ -28,7 +28,7 @@ def chain_text(names: Sequence[str], width: int | None = None) -> str:
     names made visible; within ``width`` cells the middle ops give way to ``…``."""
     shown = [visible(n) for n in names if n]
     text = " › ".join(shown)
-    if width is None or len(text) <= width or len(shown) <= 2:
+    if width is None or cells(text) <= width or len(shown) <= 2:
         return text if width is None else clip(text, width)
     short = " › ".join([shown[0], "…", *shown[-2:]]) if len(shown) > 3 else text
     return clip(short, width)

@@ -18,6 +18,7 @@ from profiling.analysis.slices import overlaps
 from profiling.trace.model import GPU_KINDS, Kind, Trace
 from tui.fmt import fmt_count, fmt_ns
 from tui.links import LinkLookup, chain_text
+from tui.names import cells as cell_len
 from tui.names import visible
 
 LIST_CAP = 1000
@@ -78,14 +79,14 @@ def fit_chain(names: list[str], width: int | None) -> str:
     ``…`` and the last two, else ``…`` and the innermost (what launched it stays
     readable: ``… › aten::copy_ › cudaMemcpyAsync``)."""
     whole = chain_text(names)
-    if width is None or len(whole) <= width:
+    if width is None or cell_len(whole) <= width:
         return whole
     short = chain_text(names, width)
     if not short.endswith("…"):
         return short
     for keep in (2, 1):
         tail = chain_text(["…", *names[-keep:]]) if len(names) > keep else ""
-        if tail and len(tail) <= width:
+        if tail and cell_len(tail) <= width:
             return tail
     return chain_text(names[-1:], width)
 
@@ -148,11 +149,11 @@ def occurrence_list(
     ]
     room = None
     if width is not None and cells:
-        used = sum(max(len(c[k]) for c in cells) for k in range(4))
+        used = sum(max(cell_len(c[k]) for c in cells) for k in range(4))
         room = max(width - used - LIST_CHROME, 24)
     full = [launcher_text(trace, links, r) for r in shown]
     table = [
-        (*c, f if room is None or len(f) <= room else launcher_text(trace, links, r, room))
+        (*c, f if room is None or cell_len(f) <= room else launcher_text(trace, links, r, room))
         for c, r, f in zip(cells, shown, full, strict=True)
     ]
     return OccurrenceList(name, rows, table, full, in_range=within is not None)
