@@ -52,3 +52,28 @@ async def test_home_and_end_move_the_row_cursor_and_the_view_follows(tmp_path: P
         await pilot.press("home")
         await pilot.pause()
         assert model.cursor == 0 and int(timeline.scroll_y) == 0
+
+
+async def test_a_search_for_markup_is_told_literally(tmp_path: Path, monkeypatch):
+    """``/`` then ``[/]``: the outcome's notification quotes the query and was read as
+    markup, so Textual's layout raised MarkupError (logged as a bug) and ``[bold red]x``
+    came out as a red x."""
+    logs = tmp_path / "logs"
+    monkeypatch.setenv("ATTN_TUI_LOG_DIR", str(logs))
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": n, "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5}
+        for i, n in enumerate(["[/]", "[bold red]x[/]", "plain"])]}))  # fmt: skip
+    app = AttnTuiApp([str(path)], theme="attn-dark")
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_loaded(pilot)
+        for query in ("[/]", "[bold red]x"):
+            await pilot.press("slash")
+            await pilot.pause()
+            await pilot.press(*query, "enter")
+            await pilot.pause(0.2)
+            told = [n for n in app._notifications if f"match '{query}'" in str(n.message)]
+            assert told and not told[-1].markup, [n.message for n in app._notifications]
+    assert not logs.exists() or not any(logs.iterdir()), [
+        p.read_text()[:300] for p in logs.iterdir()
+    ]

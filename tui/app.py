@@ -207,7 +207,7 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
             if text is None or pane is None:
                 return
             self.last_search = text
-            self.notify(pane.search(text), timeout=3)
+            self.notify(pane.search(text), timeout=3, markup=False)  # it quotes the query
 
         self.push_screen(SearchScreen(self.last_search), done)
 
