@@ -77,3 +77,19 @@ async def test_a_search_for_markup_is_told_literally(tmp_path: Path, monkeypatch
     assert not logs.exists() or not any(logs.iterdir()), [
         p.read_text()[:300] for p in logs.iterdir()
     ]
+
+
+def test_the_ruler_never_shows_a_cut_tick_label():
+    """A trace of ten days at 80 columns: the last tick's label ``+800000 s`` was cut
+    at the window's edge to ``+800``, a number the ruler does not mean; a label that
+    does not fit is left off (its tick ``┊`` stays)."""
+    from tui.ruler import ruler_text
+    from tui.viewport import Viewport
+
+    for total, width in ((864_000 * 10**9, 63), (864_000 * 10**9, 111), (5_000_000, 37)):
+        for w in range(width - 6, width + 6):
+            text = ruler_text(Viewport(total=total, width=w))
+            assert len(text) == w
+            for label in text.split("┊")[1:]:
+                label = label.strip()
+                assert not label or label.endswith("s"), (w, text)

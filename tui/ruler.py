@@ -45,9 +45,10 @@ def ruler_text(vp: Viewport, zero: float = 0.0) -> str:
         col = int(round(vp.col_at(t)))
         if 0 <= col < width:
             label = "┊" + tick_label(t - zero, *fmt)
+            if col + len(label) > width:  # cut, "+800000 s" would read "+800": tick only
+                label = "┊"
             for i, ch in enumerate(label):
-                if col + i < width:
-                    buf[col + i] = ch
+                buf[col + i] = ch
         t += step
         guard += 1
     return "".join(buf)
