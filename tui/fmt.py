@@ -62,6 +62,11 @@ def fmt_count(n: int) -> str:
     return f"{n:,}"
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is one: ``1 warning``, ``1,234 events``."""
+    return f"{fmt_count(n)} {noun}{'' if n == 1 else 's'}"
+
+
 def fmt_pct(part: float, whole: float) -> str:
     """``part`` as a percentage of ``whole`` with one decimal; ``-`` when ``whole`` is 0."""
     if not whole:

@@ -20,7 +20,7 @@ from profiling.analysis.ranks import rank_text, trace_rank  # noqa: F401  (pure;
 from tui.details import loader_notes
 from tui.file_watch import POLL_SECONDS, FileState, change, change_message
 from tui.first_screen import prepare, take
-from tui.fmt import fmt_count, fmt_ns
+from tui.fmt import counted, fmt_ns
 from tui.gc_settle import freeze_long_lived, thaw
 from tui.guard import ReportsErrors
 from tui.job_session import job_of
@@ -302,11 +302,11 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; 
                 text.append("analysing… · ", style="italic")
             t = self.session.trace
             text.append(
-                f"{fmt_count(len(t))} events · {len(t.lanes)} lanes · "
+                f"{counted(len(t), 'event')} · {counted(len(t.lanes), 'lane')} · "
                 f"{fmt_ns(float(t.end_ns_max - t.start_ns))}"
             )
             if t.warnings:
-                text.append(f" · {len(t.warnings)} warnings")
+                text.append(f" · {counted(len(t.warnings), 'warning')}")
             if self.file_change:
                 gone = "file deleted or moved" if self.file_change == "vanished" else ""
                 text.append(f" · {gone or 'file changed on disk'}", style="bold")
