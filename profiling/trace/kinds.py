@@ -165,12 +165,13 @@ def annotations_by_name(
     an ``Operator`` slice is a range when its name is not an op's (``_OP_NAME``,
     ``BARE_OP_NAMES``): torch names every op it records that way.
     """
-    if kind.shape[0] == 0:
+    old = np.array([c.lower() == OLD_OP_CATEGORY for c in strings], dtype=bool)
+    if kind.shape[0] == 0 or not old.any():  # a newer trace: no pass over its rows
         return kind
-    present = {strings[i].lower() for i in np.unique(cat_id).tolist()}
+    used = np.bincount(cat_id, minlength=len(strings)) > 0  # O(rows), not a sort
+    present = {strings[i].lower() for i in np.flatnonzero(used).tolist()}
     if OLD_OP_CATEGORY not in present or present & {"cpu_op", "user_annotation"}:
         return kind
-    old = np.array([c.lower() == OLD_OP_CATEGORY for c in strings], dtype=bool)
     ranges = np.array([not _OP_NAME.search(n) and n not in BARE_OP_NAMES for n in strings],
                       dtype=bool)
     where = old[cat_id] & ranges[name_id] & (kind == Kind.CPU_OP)
