@@ -36,7 +36,7 @@ import numpy as np
 
 from profiling.analysis.ranks import trace_rank, world_size
 from profiling.errors import AttnTuiError
-from profiling.trace.model import Kind, Trace
+from profiling.trace.model import STEP_PREFIX, Kind, Trace
 
 ALIGNMENTS = ("clock", "step")
 SNIFF_BYTES = 256 << 10
@@ -169,7 +169,8 @@ def step_starts(trace: Trace, rows: tuple[int, int] | None = None,
                 shift: int = 0) -> dict[int, int]:
     """``ProfilerStep#N`` -> its start (``ts_ns`` less ``shift``) among ``rows``
     (all by default): the steps a rank recorded, by number."""
-    ids = {i: s[13:] for i, s in enumerate(trace.strings) if s.startswith("ProfilerStep#")}
+    ids = {i: s[len(STEP_PREFIX):] for i, s in enumerate(trace.strings)
+           if s.startswith(STEP_PREFIX)}
     if not ids or not len(trace):
         return {}
     lo, hi = rows if rows is not None else (0, len(trace))
@@ -193,14 +194,8 @@ def aligning_steps(starts: Sequence[dict[int, int]]) -> tuple[list[int | None], 
     common = set.intersection(*present) if present else set()
     if common and any(min(s) != min(common) for s in starts if s):
         n = min(common)
-        return [s[n] if s else None for s in starts], f"ProfilerStep#{n}"
+        return [s[n] if s else None for s in starts], f"{STEP_PREFIX}{n}"
     return [min(s.values()) if s else None for s in starts], "first ProfilerStep"
-
-
-def first_step_ns(trace: Trace) -> int | None:
-    """Start of the trace's first ``ProfilerStep#N`` (its own clock), None without one."""
-    starts = step_starts(trace)
-    return min(starts.values()) if starts else None
 
 
 EPOCH_MIN_NS = 10**18
@@ -277,8 +272,8 @@ def offsets_of(bases: Sequence[int], steps: Sequence[int | None], alignment: str
         return [by_clock(i) for i in range(n)], clock + " (no ProfilerStep to align on)"
     target = by_clock(known[0]) + int(steps[known[0]])  # type: ignore[arg-type]
     offsets = [target - int(s) if s is not None else by_clock(i) for i, s in enumerate(steps)]
-    note = f"{label} of each rank (the first step all have)" if label and label[0] == "P" \
-        else "first ProfilerStep of each rank"
+    note = (f"{label} of each rank (the first step all have)" if label.startswith(STEP_PREFIX)
+            else "first ProfilerStep of each rank")
     if len(known) < n:
         note += f" ({n - len(known)} ranks without one: by clock)"
     return offsets, note

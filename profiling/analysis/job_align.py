@@ -25,24 +25,6 @@ from profiling.analysis.job import (
 )
 from profiling.analysis.job_merge import JOB_ATTR, JOB_KEY, Job
 from profiling.errors import AttnTuiError
-from profiling.trace.model import Kind
-
-
-def first_steps(job: Job) -> list[int | None]:
-    """Each rank's first ``ProfilerStep#N`` start on its own clock (``job.first_step_ns``
-    of its trace: the merged start less the rank's offset), None without one."""
-    trace = job.trace
-    ids = [i for i, s in enumerate(trace.strings) if s.startswith("ProfilerStep#")]
-    if not ids:
-        return [None] * len(job.ranks)
-    kinds = (trace.kind == Kind.USER_ANNOTATION) | (trace.kind == Kind.CPU_OP)
-    rows = np.flatnonzero(np.isin(trace.name_id, ids) & kinds)
-    out: list[int | None] = []
-    for r in job.ranks:
-        lo, hi = np.searchsorted(rows, r.rows)
-        mine = rows[lo:hi]
-        out.append(int(trace.ts_ns[mine].min()) - r.offset_ns if mine.shape[0] else None)
-    return out
 
 
 def first_events(job: Job) -> list[int | None]:

@@ -31,9 +31,8 @@ from profiling.analysis.instance_ops import lane_bounds
 from profiling.analysis.links import Links
 from profiling.analysis.ranges import concat_ranges, inside_same_key, range_owner
 from profiling.analysis.step_scope import query_lanes
-from profiling.trace.model import NO_ID, Kind, Trace
+from profiling.trace.model import NO_ID, STEP_PREFIX, Kind, Trace
 
-STEP_PREFIX = "ProfilerStep#"
 STEP_GROUP = "ProfilerStep*"
 
 

@@ -72,6 +72,9 @@ class Kind(IntEnum):
 GPU_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
 """Kinds that run on a device and are launched from the host (the 'GPU events')."""
 
+STEP_PREFIX = "ProfilerStep#"
+"""How ``torch.profiler.profile.step()`` names each step's range: ``ProfilerStep#N``."""
+
 
 class DeviceType(IntEnum):
     """Where an event ran, as torch's ``DeviceType`` names it in ``key_averages``.
