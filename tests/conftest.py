@@ -82,3 +82,17 @@ def write_trace(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+def cli_json(*argv: str) -> Any:
+    """``attn-tui ARGV --json --no-cache`` run in this process: its exit code must be 0;
+    its stdout, parsed."""
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    from tui.cli import main
+
+    out = StringIO()
+    with redirect_stdout(out):
+        assert main([*argv, "--json", "--no-cache"]) == 0
+    return json.loads(out.getvalue())

@@ -14,13 +14,12 @@ op's self device time is the events launched by calls carrying its External id.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from collections import Counter, defaultdict
 from typing import Any
 
 import pytest
+
+from tests.conftest import cli_json
 
 HOST = {"cuda_runtime", "cuda_driver", "runtime", "xpu_runtime", "xpu_driver", "mtia_runtime"}
 DEVICE = {
@@ -33,15 +32,6 @@ DEVICE = {
     "mtia_insight",
 }
 ODD = "k[bold]x[/bold]\x1b[31m\u202e"  # a name that must stay data
-
-
-def _cli_json(*argv: str) -> Any:
-    from tui.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main([*argv, "--json", "--no-cache"]) == 0
-    return json.loads(out.getvalue())
 
 
 class _Writer:
@@ -335,9 +325,9 @@ def test_regions_table_and_names_match_the_brute_force(setup, write_trace):
     build(w)
     path = str(write_trace(w.events))
     regions, rows, own = _brute_force(w.events)
-    stats = _cli_json("stats", path)
+    stats = cli_json("stats", path)
     for name, instances in regions.items():
-        listing = _cli_json("kernels", path, "--region", name)
+        listing = cli_json("kernels", path, "--region", name)
         got = [
             [(k["kind"], k["name"], round(k["dur_us"] * 1000)) for k in inst["kernels"]]
             for inst in listing
@@ -351,7 +341,7 @@ def test_regions_table_and_names_match_the_brute_force(setup, write_trace):
         ):
             want = sum(k == kind for inst in instances for k, _, _ in inst) / len(instances)
             assert summary[field] == want, (name, field)
-    table = _cli_json("table", path)
+    table = cli_json("table", path)
     device = Counter()
     for r in table:
         if r["device_type"] != "CPU" and r["key"] in rows:

@@ -12,22 +12,11 @@ none).  The pid's rank label now says which process drives which device.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace import load_trace
-
-
-def _cli_json(*argv: str) -> Any:
-    from tui.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main([*argv, "--json", "--no-cache"]) == 0
-    return json.loads(out.getvalue())
+from tests.conftest import cli_json
 
 
 def _rank(rank: int, label: bool) -> list[dict]:
@@ -79,7 +68,7 @@ def _rank(rank: int, label: bool) -> list[dict]:
 
 def test_each_rank_s_kernels_are_its_own_calls(write_trace):
     path = str(write_trace([e for r in range(4) for e in _rank(r, label=True)]))
-    listing = _cli_json("kernels", path, "--region", "forward_batch")
+    listing = cli_json("kernels", path, "--region", "forward_batch")
     assert len(listing) == 4
     for inst in listing:
         names = {k["name"] for k in inst["kernels"]}

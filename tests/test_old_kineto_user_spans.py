@@ -10,22 +10,9 @@ as for ``gpu_user_annotation``).
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-from typing import Any
-
 from profiling.trace import load_trace
 from profiling.trace.model import DeviceType, Kind, LaneKind
-
-
-def _cli_json(*argv: str) -> Any:
-    from tui.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main([*argv, "--json", "--no-cache"]) == 0
-    return json.loads(out.getvalue())
+from tests.conftest import cli_json
 
 
 def _old_trace() -> list[dict]:
@@ -106,13 +93,13 @@ def test_a_user_span_is_a_gpu_annotation_on_a_gpu_lane(write_trace):
 
 def test_stats_and_the_table_count_it_as_torch_does(write_trace):
     path = str(write_trace(_old_trace()))
-    lanes = {(lane["tid"], lane["kind"]) for lane in _cli_json("stats", path)["lanes"]}
+    lanes = {(lane["tid"], lane["kind"]) for lane in cli_json("stats", path)["lanes"]}
     assert ("stream 7 user", "gpu") in lanes
-    rows = {(r["key"], r["device_type"]): r for r in _cli_json("table", path)}
+    rows = {(r["key"], r["device_type"]): r for r in cli_json("table", path)}
     span = rows[("ProfilerStep*", "CUDA")]  # a device row of its own, as torch makes it
     assert (span["count"], span["self_device_time_total"]) == (1, 20.0)
     assert rows[("aten::mm", "CPU")]["self_device_time_total"] == 20.0  # the kernel only
-    compared = _cli_json("compare", path)[0]
+    compared = cli_json("compare", path)[0]
     assert compared["self_device_time_total_us"] == 20.0  # the footer leaves spans out
-    listing = _cli_json("kernels", path, "--region", "ProfilerStep*")
+    listing = cli_json("kernels", path, "--region", "ProfilerStep*")
     assert [k["name"] for k in listing[0]["kernels"]] == ["gemm"]

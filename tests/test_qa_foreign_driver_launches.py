@@ -17,7 +17,8 @@ import pytest
 from profiling.analysis.links import link_gpu_events
 from profiling.trace import Kind, load_trace
 from profiling.trace.model import DEVICE_TYPE_NAMES
-from tests.test_trace_devices import accelerator_trace, cli_json, rows_by_name
+from tests.conftest import cli_json
+from tests.test_trace_devices import accelerator_trace, rows_by_name
 
 
 @pytest.mark.parametrize(

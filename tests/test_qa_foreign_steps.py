@@ -11,30 +11,16 @@ Other annotations stay per thread.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-from typing import Any
-
 import pytest
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.chains import instance_launches
 from profiling.analysis.launch_chain import launch_chain
 from profiling.trace import load_trace
-from tests.conftest import REAL_TRACES
+from tests.conftest import REAL_TRACES, cli_json
 from tests.test_analysis_links import call, gpu, op
 
 MAIN, AUTOGRAD, OTHER_PID = 11, 12, 20
-
-
-def _cli_json(*argv: str) -> Any:
-    from tui.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main([*argv, "--json", "--no-cache"]) == 0
-    return json.loads(out.getvalue())
 
 
 def _training_step() -> list[dict]:
@@ -65,12 +51,12 @@ def _training_step() -> list[dict]:
 
 def test_a_step_counts_the_gpu_work_of_every_thread_of_its_process(write_trace):
     path = str(write_trace(_training_step()))
-    regions = _cli_json("stats", path)["regions"]
+    regions = cli_json("stats", path)["regions"]
     step, attn = regions["ProfilerStep*"], regions["attn_fwd"]
     assert (step["kernels_per_instance"], step["memset_per_instance"]) == (3.0, 1.0)
     assert step["device_time_avg_us"] == 40 + 200 + 2 + 10
     assert (attn["kernels_per_instance"], attn["device_time_avg_us"]) == (1.0, 40.0)
-    listing = _cli_json("kernels", path, "--region", "ProfilerStep*")
+    listing = cli_json("kernels", path, "--region", "ProfilerStep*")
     got = [(k["name"], k["launched_by"], k["launch_chain"]) for k in listing[0]["kernels"]]
     assert got == [
         ("fwd_kernel", "aten::mm", ["attn_fwd", "aten::mm", "cudaLaunchKernel"]),
@@ -95,7 +81,7 @@ def test_the_batched_chains_are_the_reference_chains_for_steps(write_trace):
 def test_a_process_launching_from_one_thread_is_unchanged(write_trace):
     events = [e for e in _training_step() if e.get("tid") != AUTOGRAD
               and e.get("args", {}).get("correlation") not in (51, 52, 53)]
-    regions = _cli_json("stats", str(write_trace(events)))["regions"]
+    regions = cli_json("stats", str(write_trace(events)))["regions"]
     assert regions["ProfilerStep*"]["kernels_per_instance"] == 1.0
     assert regions["ProfilerStep*"]["device_time_avg_us"] == 40.0
 
@@ -114,7 +100,7 @@ def test_real_training_steps_hold_their_backward():
         inside = linked[(call_ts >= inst.start_ns) & (call_ts < inst.end_ns)]  # any thread
         assert inst.gpu_events == inside.shape[0] == 895
         assert inst.device_ns == int(trace.dur_ns[inside].sum())
-    ids = [f["id"] for f in _cli_json("findings", str(MI300))["findings"]]
+    ids = [f["id"] for f in cli_json("findings", str(MI300))["findings"]]
     assert "launch-bound" not in ids and "gpu-idle-gaps" not in ids
 
 

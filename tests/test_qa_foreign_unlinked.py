@@ -11,25 +11,12 @@ regions with no kernels.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-from typing import Any
-
 import pytest
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace import load_trace
+from tests.conftest import cli_json
 from tests.test_analysis_links import call, gpu, op
-
-
-def _cli_json(*argv: str) -> Any:
-    from tui.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main([*argv, "--json", "--no-cache"]) == 0
-    return json.loads(out.getvalue())
 
 
 def _no_correlation() -> list[dict]:
@@ -55,10 +42,10 @@ def _launch_outside_any_op() -> list[dict]:
 @pytest.mark.parametrize("events", [_no_correlation, _launch_outside_any_op])
 def test_kernels_and_findings_list_regions_without_kernels(write_trace, events):
     path = str(write_trace(events()))
-    listing = _cli_json("kernels", path)
+    listing = cli_json("kernels", path)
     assert [(i["region"], i["kernels"]) for i in listing] == [("attn_fwd", [])]
-    assert _cli_json("findings", path)["path"] == path
-    stats = _cli_json("stats", path)
+    assert cli_json("findings", path)["path"] == path
+    stats = cli_json("stats", path)
     assert stats["regions"]["attn_fwd"]["kernels_per_instance"] == 0.0
 
 

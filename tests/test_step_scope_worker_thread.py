@@ -11,25 +11,12 @@ though a step's GPU work is its whole process's (``step_scope``).
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-from typing import Any
-
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace import load_trace
+from tests.conftest import cli_json
 from tests.test_analysis_links import call, gpu, op
 
 MAIN, WORKER, OTHER_PID = 11, 12, 20
-
-
-def _cli_json(*argv: str) -> Any:
-    from tui.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main([*argv, "--json", "--no-cache"]) == 0
-    return json.loads(out.getvalue())
 
 
 def _server_steps() -> list[dict]:
@@ -64,11 +51,11 @@ def _server_steps() -> list[dict]:
 
 def test_a_step_counts_the_launches_of_its_process_s_one_launching_thread(write_trace):
     path = str(write_trace(_server_steps()))
-    step = _cli_json("stats", path)["regions"]["ProfilerStep*"]
+    step = cli_json("stats", path)["regions"]["ProfilerStep*"]
     assert step["instances"] == 2
     assert step["kernels_per_instance"] == 2.0
     assert step["device_time_avg_us"] == (40 + 10 + 41 + 11) / 2
-    listing = _cli_json("kernels", path, "--region", "ProfilerStep*")
+    listing = cli_json("kernels", path, "--region", "ProfilerStep*")
     assert [[k["name"] for k in inst["kernels"]] for inst in listing] == [
         ["graph_a", "graph_b"],
         ["graph_a", "graph_b"],

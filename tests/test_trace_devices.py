@@ -8,9 +8,6 @@ event, and ``table --json`` rows say it.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,7 @@ import pytest
 
 from profiling.trace import Kind, LaneKind, load_trace
 from profiling.trace.model import DEVICE_TYPE_NAMES, DeviceType
-from tests.conftest import REAL_TRACES, needs_real_traces
+from tests.conftest import REAL_TRACES, cli_json, needs_real_traces
 
 
 def accelerator_trace(runtime: str, device_category: str, copy_category: str | None = None,
@@ -46,15 +43,6 @@ def accelerator_trace(runtime: str, device_category: str, copy_category: str | N
         events.append({"ph": "M", "name": "process_labels", "pid": 1, "tid": 0,
                        "args": {"labels": labels}})
     return events
-
-
-def cli_json(*argv: str) -> Any:
-    from tui.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main([*argv, "--json", "--no-cache"]) == 0
-    return json.loads(out.getvalue())
 
 
 def rows_by_name(trace) -> dict[str, int]:
