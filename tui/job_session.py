@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.job import group_paths, name_stem
@@ -21,6 +21,9 @@ from profiling.analysis.job_merge import Job, job_of_trace, job_path
 from profiling.analysis.job_open import open_job
 from profiling.trace import load_trace
 from tui.session import Progress, Session, load_session
+
+if TYPE_CHECKING:
+    from tui.job_progressive import RestOfJob
 
 
 @dataclass
@@ -30,6 +33,10 @@ class JobSession(Session):
     job: Job | None = None
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds per stage of the load (``bench/bench_job.py`` prints them)."""
+    rest: RestOfJob | None = None
+    """On a job's first open in the app, the session of its largest rank alone has the
+    whole job pending here (``tui.job_progressive``): a ``Future`` of its session,
+    which the pane waits for and then shows.  None for a whole job."""
 
 
 def job_of(session: Any) -> Job | None:
@@ -58,11 +65,20 @@ class _RankProgress:
 
 
 def load_job_session(paths: list[str], key: str, progress: Progress | None = None, *,
-                     no_cache: bool = False, alignment: str = "clock") -> JobSession:
+                     no_cache: bool = False, alignment: str = "clock",
+                     progressive: bool = False) -> JobSession:
     """Load a job's ranks into one session keyed ``key`` (``job_open.open_job``: the
     stored merge mapped, else the ranks parsed in processes of their own, mapped and
-    merged, the merge then stored on a background thread)."""
+    merged, the merge then stored on a background thread).  ``progressive`` (the
+    app's open): on a first open worth it, the largest rank's session alone, with the
+    whole job pending in its ``rest`` (``tui.job_progressive``)."""
     report = progress or (lambda stage, fraction: None)
+    if progressive and not no_cache:
+        from tui.job_progressive import first_stage
+
+        first = first_stage(paths, key, report, alignment)
+        if first is not None:
+            return first  # type: ignore[no-any-return]
     if not no_cache:
         report(f"opening {len(paths)} ranks", 0.01)
     ranks = _RankProgress(len(paths), report)
@@ -103,7 +119,7 @@ def open_targets(paths: list[str], alignment: str = "clock") -> tuple[list[str],
         if members is None:
             return load_session(path, progress, no_cache=no_cache)
         return load_job_session(members, os.fspath(path), progress, no_cache=no_cache,
-                                alignment=alignment)
+                                alignment=alignment, progressive=True)
 
     return targets, loader
 

@@ -11,11 +11,13 @@ says which alignment is in force.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.widgets import ContentSwitcher
 
-from tui.first_screen import new_model
+from tui.first_screen import take
+from tui.job_progressive import still_loading
 from tui.job_session import job_of, realigned_session
 from tui.rows import Folds
 from tui.session import error_line
@@ -48,6 +50,9 @@ class RealignsJob:
     def realign(self, alignment: str | None = None) -> None:
         """Align the job's ranks on ``alignment`` (None: the other one of clock / step)."""
         job = job_of(self.session)
+        if still_loading(self.session):  # a first rank's job: aligning it alone says nothing
+            self.notify(still_loading(self.session), severity="warning", timeout=5, markup=False)
+            return
         if job is None or len(job.ranks) < 2:
             self.notify("Alignment is for a job of several ranks; this is one trace",
                         severity="warning", timeout=4, markup=False)
@@ -83,27 +88,40 @@ class RealignsJob:
         if session is self.session:
             self.notify("Already aligned that way", timeout=3, markup=False)
             return
+        await self.swap_session(session, keep_folds)
+        job = job_of(session)
+        if job is not None:
+            self.notify(f"Ranks aligned on {job.alignment_note}", timeout=4, markup=False)
+
+    async def swap_session(self, session: Session,
+                           keep: Callable[[TimelineModel, TimelineModel], None]) -> None:
+        """Take ``session`` in place of the pane's own (a realigned job, or a first
+        rank's job grown to the whole job, ``tui.widgets.job_rest``): its views are
+        built again from it, ``keep(old, new)`` carries what the user had over to the
+        new timeline model, and the analysis runs again after the first frame."""
         old = self.model
         switcher = self.query_one("#views", ContentSwitcher)
         for child in list(switcher.children):
             if child.id not in ("loading", "error", "analysing"):
                 await child.remove()
         self.session = session
-        model = new_model(session)  # a job's first view, compact
-        if old is not None:  # the same rows and lanes: keep what the user folded, pinned, selected
-            f = old.folds
-            model.folds = Folds(set(f.groups_folded), set(f.lanes_open), list(f.pinned),
-                                set(f.hidden))
-            model.rebuild()
-            model.cursor = min(old.cursor, max(len(model.rows) - 1, 0))
-            if old.selected >= 0:
-                model.select(old.selected)
+        model = take(session)  # a job's first view, compact (prepared off this thread, or now)
+        if old is not None:
+            keep(old, model)
         self.model = model
         timeline = self._make_view("timeline")
         timeline.display = False
         await switcher.mount(timeline)
         self.show_view(self.view)
-        job = job_of(session)
-        if job is not None:
-            self.notify(f"Ranks aligned on {job.alignment_note}", timeout=4, markup=False)
         self.call_after_refresh(self._start_analysis)  # type: ignore[attr-defined]
+
+
+def keep_folds(old: TimelineModel, model: TimelineModel) -> None:
+    """The same rows and lanes (a realigned job): keep what the user folded, pinned,
+    selected, and the cursor's row."""
+    f = old.folds
+    model.folds = Folds(set(f.groups_folded), set(f.lanes_open), list(f.pinned), set(f.hidden))
+    model.rebuild()
+    model.cursor = min(old.cursor, max(len(model.rows) - 1, 0))
+    if old.selected >= 0:
+        model.select(old.selected)

@@ -49,8 +49,12 @@ class LaneKeys:
     def action_fold_rank(self) -> None:
         """``R``: fold or unfold every process group of the rank the cursor is in (a job)."""
         from profiling.analysis.job_merge import job_of_trace
+        from tui.job_progressive import still_loading
         from tui.job_session import fold_rank
 
+        if still_loading(self.model.trace):  # a first rank's job: its other ranks are not in
+            self._say("", still_loading(self.model.trace))
+            return
         otherwise = ("Move the cursor onto a rank's process or one of its lanes"
                      if job_of_trace(self.model.trace) is not None
                      else "R folds a rank of a job; this is one trace (c folds its process)")

@@ -23,6 +23,7 @@ from tui.first_screen import prepare, take
 from tui.fmt import counted, fmt_ns
 from tui.gc_settle import freeze_long_lived, thaw
 from tui.guard import ReportsErrors
+from tui.job_progressive import header_of, still_loading
 from tui.job_session import job_of
 from tui.marks import cursor_ns, distance_text
 from tui.names import visible
@@ -31,6 +32,7 @@ from tui.session import Session, error_line, load_session
 from tui.timeline_model import TimelineModel
 from tui.widgets.findings_view import FindingsView
 from tui.widgets.job_alignment import RealignsJob
+from tui.widgets.job_rest import AwaitsRestOfJob
 from tui.widgets.occurrence_jumps import OccurrenceJumps
 from tui.widgets.ops_view import OpsView
 from tui.widgets.ranks_view import RanksView
@@ -67,8 +69,9 @@ def progress_text(stage: str, fraction: float, size: int) -> str:
     return f"{stage} …"
 
 
-class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; realign: a job
-    """Owns one ``Session`` and its views; ``state`` is loading, ready or error."""
+class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, AwaitsRestOfJob, Vertical):
+    """Owns one ``Session`` and its views; ``state`` is loading, ready or error.  Mixed in:
+    n/N jumps, a job realigned, a job's first rank grown to the whole job."""
 
     class Settled(Message):
         """Loading ended (ready or error): the Compare view waits for every tab."""
@@ -183,6 +186,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; 
         self.show_view(self.view)
         freeze_long_lived()  # the trace and its views: no more full GC passes over them
         self.post_message(self.Settled())
+        self.call_after_refresh(self.await_rest)  # a job's first rank: the rest, after it
         self.call_after_refresh(self._start_analysis)  # after the timeline's first frame
         name = os.path.basename(self.path) or self.path
         if session.trace.warnings:
@@ -245,6 +249,9 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; 
     def show_view(self, view: str) -> None:
         """Switch to ``view``; the regions and ops views are built the first time
         they are shown, so opening a file costs only its timeline."""
+        if view == "ranks" and still_loading(self.session):  # a job's first rank alone
+            self.notify(still_loading(self.session), severity="warning", timeout=5, markup=False)
+            return
         self.view = view
         self._update_status()
         if self.state != "ready":
@@ -291,7 +298,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, Vertical):  # n/N; 
         if rank:
             text.append(f" · {rank}", style="bold")
         if job is not None:
-            text.append(f" · {visible(job.header())}", style="bold")
+            text.append(f" · {visible(header_of(job))}", style="bold")
         text.append(" · ")
         if self.state == "loading":
             text.append("loading…")
