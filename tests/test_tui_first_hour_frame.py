@@ -7,12 +7,11 @@ from __future__ import annotations
 import pytest
 from textual.fuzzy import Matcher
 from textual.widgets import DataTable, Tabs
-from textual.widgets._footer import FooterKey
 
 from tests.fixtures.synthetic import naive_like_doc, write_doc
 from tests.fixtures.tui_first_hour import SIZES, make_app, messages, write_naive
 from tui.screenshot import SCREENSHOT_DIR_ENV
-from tui.widgets.fit_footer import FitFooter, fit
+from tui.widgets.fit_footer import PALETTE_EDGE, FitFooter, FooterItem, fit, placed
 from tui.widgets.ops_view import OpsView
 from tui.widgets.timeline import Timeline
 
@@ -116,11 +115,48 @@ async def test_footer_keys_end_before_the_palette_key(naive_path, size):
             await pilot.press(view)
             await pilot.pause(0.2)
             footer = app.query_one(FitFooter)
-            keys = [k for k in footer.query(FooterKey) if k.display]
-            palette = next(k for k in keys if k.has_class("-command-palette"))
-            others = [k for k in keys if k is not palette]
-            assert {"help", "quit"} <= {k.action for k in others}
-            assert max(k.region.right for k in others) <= palette.region.x, size
+            shown = footer.shown
+            (edge, palette), others = shown[-1], shown[:-1]
+            assert palette.action == "command_palette"
+            assert {"help", "quit"} <= {item.action for _, item in others}
+            assert max(x + len(item.label) for x, item in others) < edge - len(PALETTE_EDGE)
+            # what is drawn is what ``shown`` says: each label at its cell
+            line = footer.render().plain
+            assert line.endswith("^p palette") and len(line) == size[0], size
+            for x, item in shown:
+                assert line[x:x + len(item.label)] == item.label
+
+
+async def test_footer_follows_the_focused_view_and_a_click_presses_its_key(naive_path):
+    app = make_app(naive_path)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_loaded(pilot)
+        footer = app.query_one(FitFooter)
+        timeline_keys = {item.action for _, item in footer.shown}
+        await pilot.press("3")
+        await pilot.pause(0.2)
+        ops_keys = {item.action for _, item in footer.shown}
+        assert ops_keys != timeline_keys and "sort" in " ".join(ops_keys)
+        # a click on "? Help" shows the help, as pressing ? does
+        x, _ = next((x, i) for x, i in footer.shown if i.action == "help")
+        await pilot.click(FitFooter, offset=(x + 1, 0))
+        await pilot.pause(0.2)
+        assert app.screen is not app.screen_stack[0]
+
+
+def test_placed_puts_the_palette_at_the_edge_and_keeps_help():
+    def item(display, description, action):
+        return FooterItem(display, display, description, action, True, "")
+
+    keys = [item("w", "Zoom in", "zoom"), item("s", "Zoom out", "out"),
+            item("?", "Help", "help"), item("q", "Quit", "quit")]
+    palette = item("^p", "palette", "command_palette")
+    assert [i.action for _, i in placed(keys, palette, 80)] == [
+        "zoom", "out", "help", "quit", "command_palette"]
+    assert placed(keys, palette, 80)[-1][0] == 80 - len("^p palette")
+    narrow = placed(keys, palette, 40)  # room for 40 - 11 cells: "s Zoom out" goes
+    assert [i.action for _, i in narrow] == ["zoom", "help", "quit", "command_palette"]
+    assert [x for x, _ in narrow][:3] == [0, 10, 17]
 
 
 def test_fit_drops_from_the_end_but_keeps_help():

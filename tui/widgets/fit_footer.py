@@ -1,20 +1,57 @@
-"""A footer that shows only the keys that fit beside the palette key.
+"""The key footer: the focused view's keys in one line, drawn as one piece of text.
 
-Textual's ``Footer`` lays its keys out in one row and docks the ``^p palette``
-key on the right; in a narrow terminal the last keys run under the docked one
-and leave half a label and a stray character at the edge (``2 R▏^p palettes``
-at 80 columns).  This footer hides, from the end, the keys that would not fit,
-but always keeps help and quit: ``?`` lists every key the footer leaves out.
+Textual's ``Footer`` is a container of one widget per key, composed again each time
+the bindings change, which is every time the focus moves: switching views did it
+twice, and mounting and styling some thirty widgets was 50-80 ms of each switch
+(``bench/tui_views.py``).  This footer is a single widget: a change of bindings
+recomputes its items and repaints one line.
+
+It also shows only the keys that fit beside the palette key (Textual's runs the
+last keys under the docked palette key at 80 columns, ``2 R▏^p palettes``): keys
+are dropped from the end, never help and quit (``?`` lists every key).  A click
+on a key presses it, as on Textual's footer; hovering shows its tooltip.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.cells import cell_len
+from rich.style import Style
+from rich.text import Text
 from textual import events
 from textual.widget import Widget
-from textual.widgets import Footer
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
 KEEP_ACTIONS = frozenset({"help", "quit"})
 """Footer keys never hidden: the help (it lists every key) and quit."""
+
+PALETTE_EDGE = "▏"
+"""Drawn before the palette key, as Textual's footer draws its left border."""
+
+
+@dataclass(frozen=True)
+class FooterItem:
+    """One key as the footer shows it."""
+
+    key: str  # what ``App.simulate_key`` presses
+    display: str  # the key as shown (``^p``)
+    description: str
+    action: str
+    enabled: bool
+    tooltip: str
+
+    @property
+    def width(self) -> int:
+        """Cells the item takes, with the space after it."""
+        return cell_len(self.label) + 1
+
+    @property
+    def label(self) -> str:
+        return f"{self.display} {self.description}" if self.description else self.display
 
 
 def fit(widths: list[int], keep: list[bool], room: int) -> list[bool]:
@@ -31,50 +68,140 @@ def fit(widths: list[int], keep: list[bool], room: int) -> list[bool]:
     return shown
 
 
-class FitFooter(Footer):
-    _retries = 0
+def placed(items: list[FooterItem], palette: FooterItem | None,
+           width: int) -> list[tuple[int, FooterItem]]:
+    """(first cell, item) of every item shown in ``width`` cells (pure): the keys
+    from the left, those that fit (``fit``), and the palette key at the right edge
+    after its ``PALETTE_EDGE``."""
+    palette_cells = cell_len(PALETTE_EDGE) + cell_len(palette.label) if palette else 0
+    shown = fit([i.width for i in items], [i.action in KEEP_ACTIONS for i in items],
+                width - palette_cells)
+    out, x = [], 0
+    for item, show in zip(items, shown, strict=True):
+        if show:
+            out.append((x, item))
+            x += item.width
+    if palette is not None:
+        out.append((max(width - cell_len(palette.label), 0), palette))
+    return out
 
-    def on_resize(self, event: events.Resize) -> None:
-        self.call_after_refresh(self._fit)
+
+class FitFooter(Widget, can_focus=False):
+    """The keys of the screen's active bindings (those with ``show``), one per action."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {"footer-key--key", "footer-key--description", "footer-key--hover"}
+    DEFAULT_CSS = """
+    FitFooter {
+        dock: bottom;
+        height: 1;
+        color: $footer-foreground;
+        background: $footer-background;
+        & > .footer-key--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        & > .footer-key--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+        & > .footer-key--hover {
+            background: $block-hover-background;
+        }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, compact: bool = True) -> None:  # noqa: A002
+        # ``compact``: kept for the callers' Footer-style call; this footer is always so
+        super().__init__(id=id)
+        self._items: list[FooterItem] = []
+        self._palette: FooterItem | None = None
+        self._hover: FooterItem | None = None
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self._fit)
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+        self._bindings_changed(self.screen)
 
-    async def recompose(self) -> None:
-        await super().recompose()
-        self.call_after_refresh(self._fit)
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
 
-    def _items(self) -> tuple[list[Widget], Widget | None]:
-        items, palette = [], None
-        for child in self.children:
-            if child.has_class("-command-palette"):
-                palette = child
-            else:
-                items.append(child)
-        return items, palette
-
-    @staticmethod
-    def _width(widget: Widget) -> int:
-        """Cells the item takes with its margin, remembered while it is shown (a
-        hidden item has no size; hiding never changes its width)."""
-        if widget.display and widget.outer_size.width:
-            width = widget.outer_size.width + widget.styles.margin.width
-            widget._attn_fit_width = width  # type: ignore[attr-defined]
-        return getattr(widget, "_attn_fit_width", 0)
-
-    def _fit(self) -> None:
-        if not self.is_attached or not self.size.width:
+    def _bindings_changed(self, screen: Screen[object]) -> None:
+        if not self.is_attached or screen is not self.screen:
             return
-        items, palette = self._items()
-        widths = [self._width(w) for w in items]
-        if any(w == 0 for w, item in zip(widths, items, strict=True) if item.display):
-            self._retries += 1
-            if self._retries < 20:
-                self.call_after_refresh(self._fit)  # not laid out yet
+        items, palette = self._read_bindings()
+        if (items, palette) != (self._items, self._palette):
+            self._items, self._palette = items, palette
+            self.refresh()
+
+    def _read_bindings(self) -> tuple[list[FooterItem], FooterItem | None]:
+        app = self.app
+        active = self.screen.active_bindings
+        items: dict[str, FooterItem] = {}
+        palette = None
+        for key, (_node, binding, enabled, tooltip) in active.items():
+            item = FooterItem(binding.key, app.get_key_display(binding), binding.description,
+                              binding.action, enabled, tooltip or binding.tooltip or "")
+            if key == app.COMMAND_PALETTE_BINDING:
+                if app.ENABLE_COMMAND_PALETTE:
+                    palette = item
+            elif binding.show:
+                items.setdefault(binding.action, item)  # one key per action, the first
+        return list(items.values()), palette
+
+    @property
+    def shown(self) -> list[tuple[int, FooterItem]]:
+        """(first cell, item) of each key drawn at the footer's present width."""
+        return placed(self._items, self._palette, self.size.width)
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("footer-key--key")
+        description_style = self.get_component_rich_style("footer-key--description")
+        hover_style = self.get_component_rich_style("footer-key--hover")
+        dim = Style(dim=True)
+        line = Text(no_wrap=True, overflow="crop", end="")
+        for x, item in self.shown:
+            if item is self._palette:
+                line.pad_right(max(x - cell_len(PALETTE_EDGE) - line.cell_len, 0))
+                line.append(PALETTE_EDGE, dim)
+            start = len(line)
+            line.append(item.display, key_style)
+            if item.description:
+                line.append(" ")
+                line.append(item.description, description_style)
+            if not item.enabled:
+                line.stylize(dim, start)
+            if item is self._hover:
+                line.stylize(hover_style, start)
+            if item is not self._palette:
+                line.append(" ")
+        line.stylize_before(self.rich_style)  # the footer's colours under transparent parts
+        return line
+
+    def _item_at(self, x: int) -> FooterItem | None:
+        for start, item in self.shown:
+            if start <= x < start + cell_len(item.label):
+                return item
+        return None
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        item = self._item_at(event.x)
+        if item is not self._hover:
+            self._hover = item
+            self.tooltip = (item.tooltip or item.description) if item else None
+            self.refresh()
+
+    def on_leave(self, event: events.Leave) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.tooltip = None
+            self.refresh()
+
+    def on_click(self, event: events.Click) -> None:
+        item = self._item_at(event.x)
+        if item is None:
             return
-        self._retries = 0
-        room = self.size.width - (self._width(palette) if palette is not None else 0)
-        keep = [getattr(w, "action", "") in KEEP_ACTIONS for w in items]
-        for item, show in zip(items, fit(widths, keep, room), strict=True):
-            if item.display != show:
-                item.display = show
+        if item.enabled:
+            self.app.simulate_key(item.key)
+        else:
+            self.app.bell()
