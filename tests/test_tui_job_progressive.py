@@ -119,6 +119,8 @@ async def test_the_first_rank_is_shown_then_every_rank_with_the_view_kept(
             assert _ranks_shown(whole) == {"rank 0", "rank 1", "rank 2", "rank 3"}
             assert "job: 4 ranks of 4" in _status(pane) and "loading" not in _status(pane)
             assert pane.view == "timeline"
+            timeline = pane.query_one("#timeline")
+            assert timeline.display and timeline.size.height > 0  # drawn, not left hidden
             assert (whole.origin + whole.viewport.start, whole.viewport.span) == pytest.approx(
                 window)  # the same window (clock alignment: the rank did not move)
             assert any("All 4 ranks loaded" in m for m in _messages(app))

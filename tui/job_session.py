@@ -73,14 +73,14 @@ def load_job_session(paths: list[str], key: str, progress: Progress | None = Non
     app's open): on a first open worth it, the largest rank's session alone, with the
     whole job pending in its ``rest`` (``tui.job_progressive``)."""
     report = progress or (lambda stage, fraction: None)
+    if not no_cache:
+        report(f"opening {len(paths)} ranks", 0.01)
     if progressive and not no_cache:
         from tui.job_progressive import first_stage
 
         first = first_stage(paths, key, report, alignment)
         if first is not None:
             return first  # type: ignore[no-any-return]
-    if not no_cache:
-        report(f"opening {len(paths)} ranks", 0.01)
     ranks = _RankProgress(len(paths), report)
     index = {p: k for k, p in enumerate(paths)}
 

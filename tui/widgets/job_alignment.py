@@ -104,6 +104,7 @@ class RealignsJob:
         for child in list(switcher.children):
             if child.id not in ("loading", "error", "analysing"):
                 await child.remove()
+        switcher.current = None  # the view shown again below is a new widget: make it visible
         self.session = session
         model = take(session)  # a job's first view, compact (prepared off this thread, or now)
         if old is not None:
