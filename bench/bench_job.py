@@ -19,10 +19,13 @@ removed) and reopen (the indexes mapped):
 - threads:     on first open also with every rank loaded in the one process
                (``ATTN_TUI_JOB_THREADS=1``: big ranks parsed there one at a time),
                to compare (``--no-threads`` skips it);
-- first frame: ``attn-tui open DIR`` in a private tmux server until the screen shows
-               the job's first two process groups (their labels' heads: a lane's
-               label is cut short beside its counts) (``bench/tui_first_frame.py``'s harness;
-               ``--no-tui`` skips it), and ``attn-tui open LARGEST`` the same way.
+- frames:      ``attn-tui open DIR`` in a private tmux server (``bench/job_frames.py``,
+               on ``bench/tui_first_frame.py``'s harness; ``--no-tui`` skips it): its
+               first frame (on a first open, the largest rank drawn alone, the status
+               line saying the other ranks are loading: ``tui.job_progressive``) and
+               the whole job's frame (the job's first two process groups on screen,
+               their labels' heads, and the header ``job: N ranks``); on a reopen the
+               two are one.  And ``attn-tui open LARGEST`` until its first frame.
 
 Before a reopen, the job and the largest rank are opened once untimed with their
 analysis run (``Session.analyse``), so that both reopen as they would after a first
@@ -36,7 +39,8 @@ into the file the bench names, is killed, and the bench goes on.
 The goal: the job's first frame within the largest rank's load plus 20 % on a
 machine with 8 or more cores.  Two ratios say it: job frame / rank load (the
 load call alone, so the app's start-up counts against the job) and job frame /
-rank frame (both through the app).  Absolute seconds only make them readable.
+rank frame (both through the app); the same two for the whole job's frame.
+Absolute seconds only make them readable.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from job_frames import time_job_frames  # noqa: E402
 from make_big_trace import load_seed, write_big_trace  # noqa: E402
 from tui_first_frame import clear_cache, time_first_frame  # noqa: E402
 
@@ -218,7 +223,20 @@ def _args() -> argparse.Namespace:
     return args
 
 
-Run = tuple[float, float, "float | None", "float | None"]
+Run = tuple[float, float, "float | None", "float | None", "float | None"]
+"""rank load, job load, job's first frame, rank's frame, whole job's frame."""
+
+
+def _shown_first(paths: list[Path]) -> tuple[int, int]:
+    """The rank a first open shows first (the largest, ties: the lowest rank) and how
+    many ranks the job has (``profiling.analysis.job_progressive.first_rank``)."""
+    from profiling.analysis.job import group_paths, sniff_rank
+
+    ordered = group_paths([str(p) for p in paths])[0]
+    sizes = [os.stat(p).st_size for p in ordered]
+    k = max(range(len(ordered)), key=lambda i: (sizes[i], -i))
+    info = sniff_rank(ordered[k])
+    return (info.rank if info is not None else k), len(ordered)
 
 
 def _measure(label: str, paths: list[Path], args: argparse.Namespace,
@@ -247,17 +265,20 @@ def _measure(label: str, paths: list[Path], args: argparse.Namespace,
             threads = str(exc)
         print(f"{label}, {THREADS_ENV}=1: " + (f"job load {threads:.2f}s" if isinstance(
             threads, float) else str(threads)), flush=True)
-    frame = rank_frame = None
+    frame = rank_frame = whole = None
     if not args.no_tui:
         w, h = (int(x) for x in args.size.lower().split("x"))
         if first:
             _clear(paths)
-        frame = time_first_frame(paths[0].parent, job["labels"], (w, h), job["wall"])
+        shown, n = _shown_first(paths)
+        frame, whole = time_job_frames(paths[0].parent, job["labels"], shown, n, (w, h),
+                                       rank["wall"], job["wall"])
         if first:
             clear_cache(largest)
         rank_frame = time_first_frame(largest, rank["labels"], (w, h), rank["wall"])
-        print(f"{label}: first frames: job {frame:.2f}s, rank {rank_frame:.2f}s", flush=True)
-    return (rank["wall"], job["wall"], frame, rank_frame), threads, limit
+        print(f"{label}: frames: job first {frame:.2f}s (rank {shown} drawn), whole job "
+              f"{whole:.2f}s; rank alone {rank_frame:.2f}s", flush=True)
+    return (rank["wall"], job["wall"], frame, rank_frame, whole), threads, limit
 
 
 def main() -> int:
@@ -289,18 +310,23 @@ def main() -> int:
 
 def _table(runs: dict[str, list[Run]], on_threads: list[float | str]) -> None:
     print(f"  {'':12}{'rank load':>10}{'job load':>10}{'ratio':>7}{'rank frame':>11}"
-          f"{'job frame':>10}{'/load':>7}{'/frame':>7}   goal: job frame <= 1.2 x rank load")
+          f"{'job frame':>10}{'/load':>7}{'/frame':>7}{'whole':>9}{'/load':>7}{'/frame':>7}"
+          "   goal: job frame <= 1.2 x rank load")
     for label, rs in runs.items():
         rank = statistics.median(r[0] for r in rs)
         job_s = statistics.median(r[1] for r in rs)
         line = f"  {label:12}{rank:9.2f}s{job_s:9.2f}s{job_s / rank:7.2f}"
-        frames = [(r[2], r[3]) for r in rs if r[2] is not None and r[3] is not None]
+        frames = [(r[2], r[3], r[4]) for r in rs if None not in (r[2], r[3], r[4])]
         if frames:
-            frame = statistics.median(f[0] for f in frames)
-            rank_frame = statistics.median(f[1] for f in frames)
+            frame = statistics.median(f[0] for f in frames)  # type: ignore[type-var]
+            rank_frame = statistics.median(f[1] for f in frames)  # type: ignore[type-var]
+            whole = statistics.median(f[2] for f in frames)  # type: ignore[type-var]
             line += (f"{rank_frame:10.2f}s{frame:9.2f}s{frame / rank:7.2f}"
-                     f"{frame / rank_frame:7.2f}")
+                     f"{frame / rank_frame:7.2f}{whole:8.2f}s{whole / rank:7.2f}"
+                     f"{whole / rank_frame:7.2f}")
         print(line)
+    print("  job frame: its first rank drawn (a first open) or the whole job (a reopen); "
+          "whole: every rank drawn")
     done = [t for t in on_threads if isinstance(t, float)]
     rank = statistics.median(r[0] for r in runs["first open"])
     if done:
