@@ -103,7 +103,7 @@ def test_the_loader_gives_the_largest_rank_first_then_the_whole_job(
     assert np.array_equal(whole.trace.dur_ns[lo:hi], first.trace.dur_ns)
 
 
-def test_a_reopen_and_the_other_paths_open_in_one_stage(
+def test_no_cache_threads_small_ranks_and_headless_open_in_one_stage(
     tmp_path: Path, progressive: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     paths = uneven_job(tmp_path)
@@ -115,6 +115,27 @@ def test_a_reopen_and_the_other_paths_open_in_one_stage(
     monkeypatch.delenv(MIN_BYTES_ENV)
     assert pending(load(targets[0])) is None  # small ranks: below the process threshold
     assert pending(load_job_session(paths, targets[0])) is None  # headless: never
+    monkeypatch.setenv(MIN_BYTES_ENV, "0")
+    _, whole_at_once = open_targets(paths, progressive=False)  # tui.screenshot
+    assert pending(whole_at_once(targets[0])) is None
+
+
+def test_a_reopen_maps_the_stored_job_in_one_stage(
+    tmp_path: Path, progressive: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from profiling.analysis import job_store
+
+    monkeypatch.setattr(job_store, "MIN_JOB_BYTES", 0)  # small jobs are stored too
+    paths = uneven_job(tmp_path)
+    targets, load = open_targets(paths)
+    first = load(targets[0])
+    rest = pending(first)
+    assert rest is not None
+    whole = rest.wait(timeout=120)
+    job_store.wait_for_writes()
+    again = load(targets[0])
+    assert pending(again) is None and list(again.timings) == ["job index"]  # nothing parsed
+    assert _trace_rows(again) == _trace_rows(whole)
 
 
 def test_the_rest_failing_leaves_the_first_rank(tmp_path: Path, progressive: None) -> None:

@@ -19,6 +19,7 @@ from profiling.analysis.job_progressive import MIN_BYTES_ENV
 from profiling.errors import AttnTuiError
 from tests.test_job_progressive import uneven_job
 from tui.app import AttnTuiApp
+from tui.commands.open import LOADER_THREAD_PREFIX
 from tui.job_progressive import pending
 from tui.preload import Preloads
 
@@ -102,6 +103,13 @@ async def test_the_first_rank_is_shown_then_every_rank_with_the_view_kept(
             assert pane.view == "timeline"
             assert any("other 3 ranks are still loading" in m for m in _messages(app))
             app.clear_notifications()
+            # waiting for the whole job: threads that quitting does not wait for
+            loaders = [t.name for t in threading.enumerate() if t.is_alive()
+                       and t.name.startswith(LOADER_THREAD_PREFIX)]
+            assert any("(rest of job)" in n for n in loaders), loaders
+            assert any("(whole job)" in n for n in loaders), loaders
+            assert all(t.daemon for t in threading.enumerate()
+                       if t.name.startswith(LOADER_THREAD_PREFIX))
             folded = set(model.folds.groups_folded)
             await pilot.press("R")  # fold the rank: there is one
             await pilot.pause()

@@ -94,9 +94,11 @@ def load_job_session(paths: list[str], key: str, progress: Progress | None = Non
     return JobSession(key, AnalysedTrace(job.trace), job=job, timings=timings)
 
 
-def open_targets(paths: list[str], alignment: str = "clock") -> tuple[list[str], Any]:
+def open_targets(paths: list[str], alignment: str = "clock", *,
+                 progressive: bool = True) -> tuple[list[str], Any]:
     """The app's tabs for ``paths`` (a job's key in place of its ranks) and a loader
-    (``tui.session.load_session``'s signature) that loads a job for its key."""
+    (``tui.session.load_session``'s signature) that loads a job for its key (on a
+    first open its largest rank first, unless not ``progressive``: ``load_job_session``)."""
     jobs: dict[str, list[str]] = {}
     targets: list[str] = []
     groups = group_paths(paths)
@@ -119,7 +121,7 @@ def open_targets(paths: list[str], alignment: str = "clock") -> tuple[list[str],
         if members is None:
             return load_session(path, progress, no_cache=no_cache)
         return load_job_session(members, os.fspath(path), progress, no_cache=no_cache,
-                                alignment=alignment, progressive=True)
+                                alignment=alignment, progressive=progressive)
 
     return targets, loader
 

@@ -46,7 +46,8 @@ async def shoot(trace: str, out: str, size: tuple[int, int], keys: list[str], se
     from tui.inputs import resolve_paths
     from tui.job_session import open_targets
 
-    targets, load = open_targets(resolve_paths([trace], lambda line: None))  # a job: one tab
+    # a job: one tab, the whole job at once (not its largest rank first: tui.job_progressive)
+    targets, load = open_targets(resolve_paths([trace], lambda line: None), progressive=False)
     app = AttnTuiApp(targets, loader=load, theme="attn-dark")
     async with app.run_test(size=size) as pilot:
         while any(p.state == "loading" or (p.session is not None and not p.session.analysed)
