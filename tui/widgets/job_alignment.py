@@ -5,7 +5,10 @@ Mixed into ``TracePane``: ``realign`` re-merges the job on a daemon thread
 again), then the pane takes the new session: its views are built again from it,
 the timeline keeps its folds, pins and selection (rows are the same rows), and
 the analysis runs again after the first frame.  The status line's job header
-says which alignment is in force.
+says which alignment is in force.  ``swap_session`` (taking a new session in a
+pane) is shared with a job's first rank grown to the whole job
+(``tui.widgets.job_rest``); while only that first rank is in, ``realign`` says
+the other ranks are still loading.
 """
 
 from __future__ import annotations
