@@ -150,3 +150,30 @@ def test_the_rest_failing_leaves_the_first_rank(tmp_path: Path, progressive: Non
         rest.wait(timeout=120)
     assert rest.future.exception() is not None
     assert [r.rank for r in job_of(first).ranks] == [2]  # still usable
+
+
+def test_the_swap_keeps_the_window_and_selection_where_the_rank_moved(
+    tmp_path: Path, progressive: None
+) -> None:
+    from tui.first_screen import new_model
+    from tui.widgets.job_rest import keep_place
+
+    paths = uneven_job(tmp_path)
+    targets, load = open_targets(paths, "step")  # each rank's first step: rank 2 moves
+    first = load(targets[0])
+    rest = pending(first)
+    assert rest is not None
+    whole = rest.wait(timeout=120)
+    part_rank, whole_rank = first.job.ranks[0], whole.job.ranks[2]
+    shift = whole_rank.offset_ns - part_rank.offset_ns
+    assert shift == -6_000  # rank 2's clock is 6 µs ahead of rank 0's, whose step leads
+    old, new = new_model(first), new_model(whole)
+    kernel = next(i for i in range(len(old.trace)) if old.trace.name(i) == "attn_kernel")
+    old.select(kernel)
+    t0 = int(old.trace.ts_ns[kernel]) - 1_000
+    old.viewport.show(t0 - old.origin, t0 + 50_000 - old.origin, margin=0.0)
+    keep_place(first.job, whole.job)(old, new)
+    assert new.origin + new.viewport.start == pytest.approx(t0 + shift)
+    assert new.viewport.span == pytest.approx(old.viewport.span)
+    assert new.selected == kernel + whole_rank.rows[0]
+    assert int(new.trace.ts_ns[new.selected]) == int(old.trace.ts_ns[kernel]) + shift
