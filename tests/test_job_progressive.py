@@ -177,3 +177,61 @@ def test_the_swap_keeps_the_window_and_selection_where_the_rank_moved(
     assert new.viewport.span == pytest.approx(old.viewport.span)
     assert new.selected == kernel + whole_rank.rows[0]
     assert int(new.trace.ts_ns[new.selected]) == int(old.trace.ts_ns[kernel]) + shift
+
+
+def test_the_other_ranks_parse_beside_the_first_at_the_lowest_priority(
+    tmp_path: Path, progressive: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import tui.job_progressive as jp
+
+    paths = uneven_job(tmp_path)
+    calls: list[tuple[list[str], dict[str, object]]] = []
+    started, gate = threading.Event(), threading.Event()
+
+    def parse_others(others: list[str], **kwargs: object) -> int:
+        calls.append((list(others), kwargs))
+        started.set()
+        gate.wait(60)  # the other ranks "still parsing" until the test says
+        return 0
+
+    def first_rank_job(*args: object, **kwargs: object):  # noqa: ANN202
+        assert started.wait(60), "the other ranks' parse did not start beside the first"
+        return real_first(*args, **kwargs)
+
+    real_first = jp.first_rank_job
+    monkeypatch.setattr(jp, "index_in_processes", parse_others)
+    monkeypatch.setattr(jp, "first_rank_job", first_rank_job)
+    targets, load = open_targets(paths)
+    first = load(targets[0])
+    rest = pending(first)
+    assert rest is not None
+    assert calls == [([paths[0], paths[1], paths[3]],
+                      {"min_bytes": 0, "niceness": jp.REST_NICENESS, "min_ranks": 1})]
+    rest.start()
+    with pytest.raises(TimeoutError):  # the whole job waits for the other ranks' parse
+        rest.future.result(timeout=0.5)
+    gate.set()
+    whole = rest.wait(timeout=120)
+    assert [r.rank for r in whole.job.ranks] == [0, 1, 2, 3]
+
+
+def _niceness_after(steps: int) -> int:
+    """In a child process: its niceness after ``job_index.lower_priority(steps)``."""
+    import os
+
+    from profiling.analysis.job_index import lower_priority
+
+    before = os.nice(0)
+    lower_priority(steps)
+    return os.nice(0) - before
+
+
+def test_lower_priority_makes_the_process_nicer() -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert pool.submit(_niceness_after, 5).result(timeout=120) == 5
+        assert pool.submit(_niceness_after, 0).result(timeout=120) == 0

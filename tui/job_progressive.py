@@ -24,12 +24,14 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.job_index import index_in_processes
 from profiling.analysis.job_merge import job_of_trace
 from profiling.analysis.job_progressive import (
     first_rank,
     first_rank_job,
     loading_line,
     partial_header,
+    progressive_min_bytes,
     ranks_in_job,
 )
 from profiling.analysis.job_store import read_job
@@ -97,6 +99,7 @@ def first_stage(paths: list[str], key: str, report: Progress, alignment: str) ->
     k = first_rank(paths)
     if k is None:
         return None
+    others = _parse_others(paths[:k] + paths[k + 1:], key)
     stage = f"loading the largest rank first, then {len(paths) - 1} more"
 
     def load(path: str):  # noqa: ANN202 - a Trace
@@ -105,13 +108,38 @@ def first_stage(paths: list[str], key: str, report: Progress, alignment: str) ->
     try:
         job = first_rank_job(paths[k], load, alignment, key, len(paths))
     except Exception:  # noqa: BLE001 - the one-stage open reports it
+        others.join()  # its ranks indexed: the one-stage open maps them, not parse again
         return None
     timings["first rank"] = time.perf_counter() - start
+
+    def whole() -> JobSession:
+        others.join()
+        return load_job_session(paths, key, alignment=alignment)
+
     session = JobSession(key, AnalysedTrace(job.trace), job=job, timings=timings)
-    session.rest = RestOfJob(lambda: load_job_session(paths, key, alignment=alignment), key,
-                             len(paths))
+    session.rest = RestOfJob(whole, key, len(paths))
     report("done", 1.0)
     return session
+
+
+REST_NICENESS = 19
+"""How much nicer the other ranks' parsing runs than the first rank's (the most)."""
+
+
+def _parse_others(paths: list[str], key: str) -> threading.Thread:
+    """Start parsing a job's other ranks (their indexes written, each in a process of
+    its own: ``job_index.index_in_processes``) beside the first rank's load, at the
+    lowest priority: the first rank's load keeps its cores, and its serial stretches
+    (finding the events, building the columns: a second or more of a 1 GB rank's
+    load, when 15 of 16 cores idle) go to the others.  Parsed after it instead, the
+    whole job came 2.5 s later than in one stage (H200, 8 x 1 GB: 13.4 s against
+    10.9 s).  The returned thread ends when they are all indexed."""
+    thread = threading.Thread(
+        target=index_in_processes, args=(paths,),
+        kwargs={"min_bytes": progressive_min_bytes(), "niceness": REST_NICENESS, "min_ranks": 1},
+        name=f"{REST_THREAD}(parsing) {key}", daemon=True)
+    thread.start()
+    return thread
 
 
 def pending(session: Any) -> RestOfJob | None:

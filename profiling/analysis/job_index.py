@@ -92,10 +92,22 @@ def _index_writable() -> bool:
     return os.access(root, os.W_OK)
 
 
-def _index_one(path: str, workers: int) -> None:
+def lower_priority(niceness: int) -> None:
+    """Make this process ``niceness`` steps nicer (its decoding pool, started after,
+    inherits it); nothing where the platform has no ``os.nice`` or refuses."""
+    if niceness <= 0:
+        return
+    try:
+        os.nice(niceness)
+    except (AttributeError, OSError):
+        pass
+
+
+def _index_one(path: str, workers: int, niceness: int = 0) -> None:
     """In a child process: parse ``path``, which writes its index; keep nothing.  The
     child's own decoding pool is shut down before it returns, so the process ends as
     soon as the index is written."""
+    lower_priority(niceness)
     try:
         load_trace(path, workers=workers)
     finally:
@@ -143,11 +155,17 @@ def index_in_processes(
     paths: Sequence[str],
     report: Callable[[int, int], None] | None = None,
     min_bytes: int = OWN_PROCESS_MIN_BYTES,
+    *,
+    niceness: int = 0,
+    min_ranks: int = 2,
 ) -> int:
     """Write the index of every rank of ``to_index(paths)``, each in its own process,
     at most one process a core at once; returns how many.  Failures are left for the
     load to report (it reads the file again and says what is wrong, as for any trace).
-    ``report(done, n)`` after each rank.
+    ``report(done, n)`` after each rank.  ``niceness``: the processes run that much
+    nicer (``tui.job_progressive`` parses a job's other ranks beside its first one,
+    on the cores the first leaves idle).  Fewer than ``min_ranks`` to parse: none is
+    (one rank alone decodes on every core in its own load anyway).
 
     Each rank is a plain ``Process`` that exits when its index is written, waited on
     by its sentinel.  Not a ``ProcessPoolExecutor``: its workers stay alive for more
@@ -157,7 +175,7 @@ def index_in_processes(
     if os.environ.get(THREADS_ENV) == "1":
         return 0
     todo = to_index(paths, min_bytes)
-    if len(todo) < 2 or not _index_writable():
+    if len(todo) < max(min_ranks, 1) or not _index_writable():
         return 0  # one rank alone: its load decodes on every core anyway
     cores = default_jobs()
     workers = rank_workers(cores, len(todo))
@@ -169,7 +187,7 @@ def index_in_processes(
     while waiting or running:
         while waiting and len(running) < min(len(todo), cores):
             process: BaseProcess = context.Process(  # type: ignore[attr-defined]
-                target=_index_one, args=(waiting.pop(0), workers), name="attn-tui index"
+                target=_index_one, args=(waiting.pop(0), workers, niceness), name="attn-tui index"
             )
             process.start()
             running[process.sentinel] = process
