@@ -179,7 +179,7 @@ def test_the_swap_keeps_the_window_and_selection_where_the_rank_moved(
     assert int(new.trace.ts_ns[new.selected]) == int(old.trace.ts_ns[kernel]) + shift
 
 
-def test_the_other_ranks_parse_beside_the_first_at_the_lowest_priority(
+def test_the_other_ranks_parse_once_the_first_has_decoded_at_the_lowest_priority(
     tmp_path: Path, progressive: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import threading
@@ -196,19 +196,25 @@ def test_the_other_ranks_parse_beside_the_first_at_the_lowest_priority(
         gate.wait(60)  # the other ranks "still parsing" until the test says
         return 0
 
-    def first_rank_job(*args: object, **kwargs: object):  # noqa: ANN202
-        assert started.wait(60), "the other ranks' parse did not start beside the first"
-        return real_first(*args, **kwargs)
+    at_load: list[tuple[bool, bool]] = []  # (started when the load began, when it ended)
 
-    real_first = jp.first_rank_job
+    def load_trace(path: str, **kwargs: object):  # noqa: ANN202
+        began = started.is_set()
+        trace = real_load(path, **kwargs)
+        at_load.append((began, started.wait(60)))
+        return trace
+
+    real_load = jp.load_trace
     monkeypatch.setattr(jp, "index_in_processes", parse_others)
-    monkeypatch.setattr(jp, "first_rank_job", first_rank_job)
+    monkeypatch.setattr(jp, "load_trace", load_trace)
     targets, load = open_targets(paths)
     first = load(targets[0])
     rest = pending(first)
     assert rest is not None
     assert calls == [([paths[0], paths[1], paths[3]],
                       {"min_bytes": 0, "niceness": jp.REST_NICENESS, "min_ranks": 1})]
+    # not while the first rank decodes; from its column build on (its "build" stage)
+    assert at_load == [(False, True)]
     rest.start()
     with pytest.raises(TimeoutError):  # the whole job waits for the other ranks' parse
         rest.future.result(timeout=0.5)
