@@ -7,7 +7,6 @@ copy, and its evidence jumps to the Memcpy on the timeline.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from tui.widgets.compare_view import CompareView
 from tui.widgets.findings_view import FindingsView
 from tui.widgets.regions_view import RegionsView
 
-from .test_tui_pilot import naive_path, wait_loaded  # noqa: F401 - a fixture
+from .test_tui_pilot import naive_path, wait_loaded, wait_until  # noqa: F401 - a fixture
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces"
 NAMES = ("naive", "inplace", "sdpa_flash")
@@ -37,13 +36,6 @@ needs_samples = pytest.mark.skipif(
 )
 
 
-async def wait_for(pilot, done, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-    await pilot.pause()
 
 
 def _cells(table: DataTable, row: int) -> list[str]:
@@ -61,7 +53,7 @@ async def test_compare_view_tells_the_story(tmp_path, monkeypatch):
         await wait_loaded(pilot)
         await pilot.press("4")
         view = app.query_one(CompareView)
-        await wait_for(pilot, lambda: view.state == "ready", "the comparison")
+        await wait_until(pilot, lambda: view.state == "ready", "the comparison")
         assert app.pane is None and view.table.has_focus  # the Compare tab is active
         table = view.table
         assert table.row_count == 4
@@ -120,7 +112,7 @@ async def test_findings_jump_to_the_memcpy_and_regions_sparkline():
         # findings: the out-of-place copy, with what to try, and its evidence
         await pilot.press("5")
         view = app.query_one(FindingsView)
-        await wait_for(pilot, lambda: view.result is not None, "the findings")
+        await wait_until(pilot, lambda: view.result is not None, "the findings")
         assert pane.view == "findings"
         ids = [f.id for f in view.findings]
         assert ids[0] == "memcpy-out-of-place"

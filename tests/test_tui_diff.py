@@ -16,8 +16,7 @@ from tui.diff_data import layout, strip
 from tui.widgets.diff_lanes import DiffLanes
 from tui.widgets.diff_view import DiffView
 
-from .test_tui_compare_findings import wait_for
-from .test_tui_pilot import wait_loaded
+from .test_tui_pilot import wait_loaded, wait_until
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces"
 NAMES = ("naive", "inplace", "sdpa_flash")
@@ -102,7 +101,7 @@ async def test_diff_naive_inplace_one_deleted_memcpy_and_jump():
         await wait_loaded(pilot)
         await pilot.press("7")
         view = app.query_one(DiffView)
-        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        await wait_until(pilot, lambda: view.state == "ready", "the diff")
         assert app.pane is None and view.table.has_focus
         ops = [r.op for r in view.data.rows]
         assert ops.count("-") == 1 and ops.count("+") == 0 and set(ops) == {"=", "-"}
@@ -119,8 +118,8 @@ async def test_diff_naive_inplace_one_deleted_memcpy_and_jump():
         for _ in range(ops.index("-")):
             await pilot.press("down")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.pane is app.panes[0], "naive's tab")
-        await wait_for(pilot, lambda: app.pane.view == "timeline", "the timeline")
+        await wait_until(pilot, lambda: app.pane is app.panes[0], "naive's tab")
+        await wait_until(pilot, lambda: app.pane.view == "timeline", "the timeline")
         pane = app.pane
         assert app.query_one("#files", TabbedContent).active == "file-0"
         name = pane.session.trace.name(pane.model.selected)
@@ -128,9 +127,9 @@ async def test_diff_naive_inplace_one_deleted_memcpy_and_jump():
         assert pane.model.selected == view.data.a_rows[ops.index("-")]
         # with two files, [ / ] on the Diff tab switch files as everywhere
         await pilot.press("7")
-        await wait_for(pilot, lambda: app.pane is None, "the Diff tab")
+        await wait_until(pilot, lambda: app.pane is None, "the Diff tab")
         await pilot.press("right_square_bracket")
-        await wait_for(pilot, lambda: app.pane is not None, "a file tab")
+        await wait_until(pilot, lambda: app.pane is not None, "a file tab")
 
 
 @needs_samples
@@ -143,11 +142,11 @@ async def test_diff_runs_again_when_a_file_reloads():
         await wait_loaded(pilot)
         await pilot.press("7")
         view = app.query_one(DiffView)
-        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        await wait_until(pilot, lambda: view.state == "ready", "the diff")
         assert view.data.diff.b.label == "inplace"
         app.panes[1].session = load_session(paths[2])  # as a reload with new content does
         view.update_from(app.panes)
-        await wait_for(pilot, lambda: view.data is not None and view.state == "ready", "rerun")
+        await wait_until(pilot, lambda: view.data is not None and view.state == "ready", "rerun")
         assert view.data.diff.b.label == "sdpa_flash"
 
 
@@ -159,13 +158,13 @@ async def test_diff_r_steps_to_the_next_region():
         await wait_loaded(pilot)
         await pilot.press("7")
         view = app.query_one(DiffView)
-        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        await wait_until(pilot, lambda: view.state == "ready", "the diff")
         assert view.data.diff.a.region == "attn_fwd"
         assert view.region_names == ["attn_fwd", "ProfilerStep*"]
         assert "r region: 1 of 2" in str(view.query_one("#diff-status").render())
         attn_rows = len(view.data.rows)
         await pilot.press("r")
-        await wait_for(pilot, lambda: view.data is not None and view.state == "ready", "step")
+        await wait_until(pilot, lambda: view.data is not None and view.state == "ready", "step")
         assert view.data.diff.a.region.startswith("ProfilerStep")
         assert view.data.diff.b.region.startswith("ProfilerStep")
         assert len(view.data.rows) >= attn_rows
@@ -183,10 +182,10 @@ async def test_diff_three_files_brackets_choose_the_other_and_plus_jumps_to_b():
         await wait_loaded(pilot)
         await pilot.press("7")
         view = app.query_one(DiffView)
-        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        await wait_until(pilot, lambda: view.state == "ready", "the diff")
         assert view.other == 1 and view.data.diff.b.label == "inplace"
         await pilot.press("right_square_bracket")
-        await wait_for(pilot, lambda: view.data is not None and view.other == 2, "2nd diff")
+        await wait_until(pilot, lambda: view.data is not None and view.other == 2, "2nd diff")
         assert view.data.diff.b.label == "sdpa_flash"
         assert "2 of 2" in str(view.query_one("#diff-status").render())
         ops = [r.op for r in view.data.rows]
@@ -195,11 +194,11 @@ async def test_diff_three_files_brackets_choose_the_other_and_plus_jumps_to_b():
         for _ in range(plus):
             await pilot.press("down")
         await pilot.press("z")
-        await wait_for(pilot, lambda: app.pane is app.panes[2], "sdpa_flash's tab")
+        await wait_until(pilot, lambda: app.pane is app.panes[2], "sdpa_flash's tab")
         pane = app.pane
         assert "flash" in pane.session.trace.name(pane.model.selected)
         await pilot.press("7")  # back: the same diff, at once
-        await wait_for(pilot, lambda: app.pane is None, "the Diff tab")
+        await wait_until(pilot, lambda: app.pane is None, "the Diff tab")
         assert view.other == 2 and view.state == "ready"
 
 
@@ -225,7 +224,7 @@ def test_snapshot_diff_80x24(snap_compare, monkeypatch):
         await wait_loaded(pilot)
         await pilot.press("7")
         view = app.query_one(DiffView)
-        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        await wait_until(pilot, lambda: view.state == "ready", "the diff")
         await pilot.press("down", "down", "down")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
@@ -247,7 +246,7 @@ async def test_other_template_arguments_show_both_names(tmp_path):
         await wait_loaded(pilot)
         await pilot.press("7")
         view = app.query_one(DiffView)
-        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        await wait_until(pilot, lambda: view.state == "ready", "the diff")
         ops = [str(view.table.get_row_at(i)[0]) for i in range(view.table.row_count)]
         assert ops.count("≈") == 1 and "+" not in ops and "-" not in ops
         for _ in range(ops.index("≈")):
@@ -274,7 +273,7 @@ async def test_kernel_names_are_data_in_the_diff_view(tmp_path):
         await wait_loaded(pilot)
         await pilot.press("7")
         view = app.query_one(DiffView)
-        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        await wait_until(pilot, lambda: view.state == "ready", "the diff")
         ops = [r.op for r in view.data.rows]
         plus = ops.index("+")
         assert view.data.rows[plus].b_name == odd
@@ -295,7 +294,7 @@ async def test_diff_b_steps_b_instance_and_back_to_the_median():
         await wait_loaded(pilot)
         await pilot.press("7")
         view = app.query_one(DiffView)
-        await wait_for(pilot, lambda: view.state == "ready", "the diff")
+        await wait_until(pilot, lambda: view.state == "ready", "the diff")
 
         def status() -> str:
             return str(view.query_one("#diff-status").render())
@@ -308,7 +307,7 @@ async def test_diff_b_steps_b_instance_and_back_to_the_median():
         assert view.data.b_median == median and view.data.diff.b.instances > 1
         a_instance = view.data.diff.a.instance
         await pilot.press("b")
-        await wait_for(pilot, lambda: view.data is not None and view.state == "ready", "B+1")
+        await wait_until(pilot, lambda: view.data is not None and view.state == "ready", "B+1")
         b = view.data.diff.b
         assert b.instance == (median + 1) % b.instances and view.picked == (None, b.instance)
         assert view.data.diff.a.instance == a_instance  # A stays where it was

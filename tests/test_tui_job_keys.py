@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from tests.job_fixtures import Gpu, Step, rank_doc, straggler_job, write
@@ -10,14 +9,7 @@ from tui.app import AttnTuiApp
 from tui.job_session import open_targets
 from tui.preload import Preloads
 
-
-async def _wait(pilot, done, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-    await pilot.pause()
+from .test_tui_pilot import wait_until
 
 
 def _ready(app) -> bool:
@@ -33,7 +25,7 @@ def _app(paths: list[str]) -> AttnTuiApp:
 async def test_R_folds_and_unfolds_the_whole_rank(tmp_path: Path) -> None:
     app = _app(straggler_job(tmp_path, slow=1))
     async with app.run_test(size=(150, 45)) as pilot:
-        await _wait(pilot, lambda: _ready(app), "the job to load")
+        await wait_until(pilot, lambda: _ready(app), "the job to load")
         pane = app.panes[0]
         model, job = pane.model, pane.session.job
         rank2 = set(range(*job.ranks[2].groups))
@@ -58,7 +50,7 @@ async def test_R_on_one_trace_says_what_it_is_for(tmp_path: Path) -> None:
     path = write(tmp_path / "one.json", rank_doc(None, None, [Step(0, 100, [Gpu("k", 1, 20)])]))
     app = _app([path])
     async with app.run_test(size=(120, 40)) as pilot:
-        await _wait(pilot, lambda: _ready(app), "the trace to load")
+        await wait_until(pilot, lambda: _ready(app), "the trace to load")
         model = app.panes[0].model
         before = (set(model.folds.groups_folded), len(model.rows))
         await pilot.press("R")
@@ -86,17 +78,17 @@ async def test_alignment_changes_from_the_ranks_view_and_the_palette(tmp_path: P
 
     app = _app(_skewed(tmp_path))
     async with app.run_test(size=(150, 45)) as pilot:
-        await _wait(pilot, lambda: _ready(app), "the job to load")
+        await wait_until(pilot, lambda: _ready(app), "the job to load")
         pane = app.panes[0]
         old = pane.session
         a, b = _steps(old.trace)
         assert b - a == 5_040_000  # on the clocks
         pane.model.folds.groups_folded.add(0)
         await pilot.press("8")
-        await _wait(pilot, lambda: bool(app.query(RanksView)) and
+        await wait_until(pilot, lambda: bool(app.query(RanksView)) and
                     app.query_one(RanksView).data is not None, "the ranks report")
         await pilot.press("a")
-        await _wait(pilot, lambda: pane.session is not old and pane.session.analysed,
+        await wait_until(pilot, lambda: pane.session is not old and pane.session.analysed,
                     "the job aligned on steps")
         job = pane.session.job
         assert job.alignment == "step" and len(set(_steps(pane.session.trace))) == 1
@@ -104,12 +96,12 @@ async def test_alignment_changes_from_the_ranks_view_and_the_palette(tmp_path: P
         status = str(pane.query_one("#status", Static).render())
         assert "aligned on first ProfilerStep of each rank" in status
         assert 0 in pane.model.folds.groups_folded  # the folds kept
-        await _wait(pilot, lambda: pane.view == "ranks" and app.query_one(RanksView).data
+        await wait_until(pilot, lambda: pane.view == "ranks" and app.query_one(RanksView).data
                     is not None and "first ProfilerStep" in app.query_one(RanksView).data.header,
                     "the ranks report again")
         step = pane.session
         app.run_in_view("ranks", "align")  # as the palette's "Ranks: Switch the alignment"
-        await _wait(pilot, lambda: pane.session is not step and pane.session.analysed,
+        await wait_until(pilot, lambda: pane.session is not step and pane.session.analysed,
                     "the job back on its clocks")
         assert pane.session.job.alignment == "clock" and _steps(pane.session.trace) == [a, b]
         assert "aligned on clock" in str(pane.query_one("#status", Static).render())

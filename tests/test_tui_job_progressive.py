@@ -8,7 +8,6 @@ long as the test needs, whatever the machine's speed.
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,19 +17,11 @@ from profiling.analysis.job_index import THREADS_ENV
 from profiling.analysis.job_progressive import MIN_BYTES_ENV
 from profiling.errors import AttnTuiError
 from tests.test_job_progressive import uneven_job
+from tests.test_tui_pilot import wait_until
 from tui.app import AttnTuiApp
 from tui.commands.open import LOADER_THREAD_PREFIX
 from tui.job_progressive import pending
 from tui.preload import Preloads
-
-
-async def _wait(pilot, done, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-    await pilot.pause()
 
 
 class Gate:
@@ -84,7 +75,7 @@ async def test_the_first_rank_is_shown_then_every_rank_with_the_view_kept(
     app = _app(uneven_job(tmp_path))
     try:
         async with app.run_test(size=(160, 45)) as pilot:
-            await _wait(pilot, lambda: _analysed(app), "the first rank")
+            await wait_until(pilot, lambda: _analysed(app), "the first rank", timeout=60.0)
             pane = app.panes[0]
             assert pending(pane.session) is not None
             assert _ranks_shown(pane.model) == {"rank 2"}
@@ -120,8 +111,8 @@ async def test_the_first_rank_is_shown_then_every_rank_with_the_view_kept(
             await pilot.pause()
             assert not pane.realigning and any("still loading" in m for m in _messages(app))
             gate.open()
-            await _wait(pilot, lambda: pending(pane.session) is None and _analysed(app),
-                        "the whole job")
+            await wait_until(pilot, lambda: pending(pane.session) is None and _analysed(app),
+                             "the whole job", timeout=60.0)
             whole = pane.model
             assert whole is not model
             assert _ranks_shown(whole) == {"rank 0", "rank 1", "rank 2", "rank 3"}
@@ -136,7 +127,7 @@ async def test_the_first_rank_is_shown_then_every_rank_with_the_view_kept(
             assert whole.trace.name(chosen) == "attn_kernel" and chosen >= pane.session.job.ranks[
                 2].rows[0] and int(whole.trace.ts_ns[chosen]) == int(model.trace.ts_ns[kernel])
             await pilot.press("8")  # now it shows
-            await _wait(pilot, lambda: pane.view == "ranks", "the Ranks view")
+            await wait_until(pilot, lambda: pane.view == "ranks", "the Ranks view", timeout=60.0)
     finally:
         gate.open()
 
@@ -148,11 +139,12 @@ async def test_the_rest_failing_leaves_the_first_rank_with_one_notification(
     app = _app(uneven_job(tmp_path))
     try:
         async with app.run_test(size=(160, 45)) as pilot:
-            await _wait(pilot, lambda: _analysed(app), "the first rank")
+            await wait_until(pilot, lambda: _analysed(app), "the first rank", timeout=60.0)
             pane = app.panes[0]
             model = pane.model
             gate.open()
-            await _wait(pilot, lambda: "failed to load" in _status(pane), "the failure")
+            await wait_until(pilot, lambda: "failed to load" in _status(pane), "the failure",
+                             timeout=60.0)
             failures = [m for m in _messages(app) if "failed to load" in m]
             assert len(failures) == 1 and "cannot read job.rank1.json" in failures[0]
             assert pane.model is model and pane.state == "ready"  # the first rank stays

@@ -32,6 +32,16 @@ async def wait_loaded(pilot, timeout: float = 30.0) -> None:
     await pilot.pause()
 
 
+async def wait_until(pilot, done, what: str, timeout: float = 30.0) -> None:
+    """Let the app run until ``done()`` is true; fail naming ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
 @pytest.fixture
 def naive_path(tmp_path: Path) -> Path:
     return write_doc(tmp_path / "naive.json", naive_like_doc(3, odd_name="[bold]x\x1b[2J"))

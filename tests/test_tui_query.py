@@ -4,7 +4,6 @@ DuckDB's error as one line, and the hint when the ``[sql]`` extra is missing."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from tui.app import AttnTuiApp
 from tui.query_data import Answer, jump_target
 from tui.widgets.query_view import QueryView
 
-from .test_tui_pilot import wait_loaded
+from .test_tui_pilot import wait_loaded, wait_until
 
 pytest.importorskip("duckdb")
 pytest.importorskip("pyarrow")
@@ -24,13 +23,6 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces"
 PATHS = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "sdpa_flash")]
 
 
-async def until(pilot, done, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-    await pilot.pause()
 
 
 async def run_query(pilot, view: QueryView, query: str) -> None:
@@ -39,7 +31,7 @@ async def run_query(pilot, view: QueryView, query: str) -> None:
     field.focus()
     await pilot.pause()
     await pilot.press("enter")
-    await until(pilot, lambda: view.state in ("ready", "error"), "the query")
+    await wait_until(pilot, lambda: view.state in ("ready", "error"), "the query")
 
 
 async def test_query_runs_and_enter_jumps_to_the_event() -> None:
@@ -48,7 +40,7 @@ async def test_query_runs_and_enter_jumps_to_the_event() -> None:
         await wait_loaded(pilot)
         assert not app.query(QueryView)  # no tab until 6 is pressed
         await pilot.press("6")
-        await until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
+        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
         view = app.query_one(QueryView)
         assert app.query_one("#files", TabbedContent).active == "query"
         await run_query(
@@ -68,7 +60,7 @@ async def test_query_runs_and_enter_jumps_to_the_event() -> None:
         table.move_cursor(row=0)
         await pilot.pause()
         await pilot.press("enter")
-        await until(
+        await wait_until(
             pilot, lambda: app.pane is not None and app.pane.view == "timeline", "the timeline"
         )
         pane = app.pane
@@ -81,7 +73,7 @@ async def test_query_error_is_one_line_and_the_view_goes_on() -> None:
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)
         await pilot.press("6")
-        await until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
+        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
         view = app.query_one(QueryView)
         await run_query(pilot, view, "SELECT nope FROM events")
         assert view.state == "error"
@@ -100,7 +92,7 @@ async def test_missing_extra_shows_the_install_line(monkeypatch: pytest.MonkeyPa
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)
         await pilot.press("6")
-        await until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
+        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
         view = app.query_one(QueryView)
         await pilot.pause()
         assert view.state == "missing" and view.query_one(Input).disabled
@@ -140,7 +132,7 @@ async def test_up_recalls_a_query_and_a_paste_keeps_every_line() -> None:
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)
         await pilot.press("6")
-        await until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
+        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
         view = app.query_one(QueryView)
         await run_query(pilot, view, "SELECT count(*) AS n FROM events")
         field = view.query_one(Input)
@@ -159,7 +151,7 @@ async def test_typing_in_the_field_inserts_once() -> None:
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)
         await pilot.press("6")
-        await until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
+        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
         field = app.query_one(QueryView).query_one(Input)
         field.value = ""
         field.focus()

@@ -3,7 +3,6 @@ the status line, and the Ranks view (8) with its tables and its jump to the time
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual.widgets import DataTable, Static
@@ -15,14 +14,7 @@ from tui.preload import Preloads
 from tui.ranks_data import RANK_COLUMNS
 from tui.widgets.ranks_view import RanksView
 
-
-async def _wait(pilot, done, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-    await pilot.pause()
+from .test_tui_pilot import wait_until
 
 
 def _ready(app) -> bool:
@@ -48,7 +40,7 @@ async def test_job_opens_as_one_pane_with_ranks_view(tmp_path: Path) -> None:
     paths = straggler_job(tmp_path, slow=3)
     app = _app(paths)
     async with app.run_test(size=(150, 45)) as pilot:
-        await _wait(pilot, lambda: _ready(app), "the job to load")
+        await wait_until(pilot, lambda: _ready(app), "the job to load")
         (pane,) = app.panes
         gpu_groups = [g.label for g in pane.session.trace.groups if g.kind == "gpu"]
         assert gpu_groups == [f"rank {r} · GPU {r}" for r in range(4)]
@@ -59,7 +51,7 @@ async def test_job_opens_as_one_pane_with_ranks_view(tmp_path: Path) -> None:
         status = str(pane.query_one("#status", Static).render())
         assert "4 ranks of 4" in status and "aligned on clock" in status and "8 Ranks" in status
         await pilot.press("8")
-        await _wait(pilot, lambda: bool(app.query(RanksView)) and
+        await wait_until(pilot, lambda: bool(app.query(RanksView)) and
                     app.query_one(RanksView).data is not None, "the ranks report")
         view = app.query_one(RanksView)
         ranks = view.query_one("#ranks-table", DataTable)
@@ -76,7 +68,7 @@ async def test_job_opens_as_one_pane_with_ranks_view(tmp_path: Path) -> None:
         assert "rank 3 is the slowest in 3 of 3 steps" in notes
         slow.focus()
         await pilot.press("z")
-        await _wait(pilot, lambda: pane.view == "timeline", "the timeline")
+        await wait_until(pilot, lambda: pane.view == "timeline", "the timeline")
         selected = pane.model.selected
         assert pane.session.job.rank_of_row(selected).rank == 3
         assert pane.session.trace.name(selected) == "ProfilerStep#1"
@@ -86,11 +78,11 @@ async def test_ranks_view_on_a_plain_trace_says_it_is_not_a_job(tmp_path: Path) 
     path = write(tmp_path / "one.json", rank_doc(None, None, [Step(0, 100, [Gpu("k", 1, 20)])]))
     app = _app([path])
     async with app.run_test(size=(120, 40)) as pilot:
-        await _wait(pilot, lambda: _ready(app), "the trace to load")
+        await wait_until(pilot, lambda: _ready(app), "the trace to load")
         status = str(app.panes[0].query_one("#status", Static).render())
         assert "8 Ranks" not in status
         await pilot.press("8")
-        await _wait(pilot, lambda: bool(app.query(RanksView)) and
+        await wait_until(pilot, lambda: bool(app.query(RanksView)) and
                     app.query_one(RanksView).data is not None, "the ranks report")
         view = app.query_one(RanksView)
         assert "not a job" in str(view.query_one("#ranks-header", Static).render())
@@ -104,7 +96,7 @@ async def test_step_alignment_is_said_in_the_status_line(tmp_path: Path) -> None
     targets, load = open_targets(straggler_job(tmp_path), args.align)
     app = AttnTuiApp(targets, loader=Preloads(targets, load=load).loader, theme="attn-dark")
     async with app.run_test(size=(150, 40)) as pilot:
-        await _wait(pilot, lambda: _ready(app), "the job to load")
+        await wait_until(pilot, lambda: _ready(app), "the job to load")
         status = str(app.panes[0].query_one("#status", Static).render())
         assert "aligned on first ProfilerStep of each rank" in status
 
@@ -114,7 +106,7 @@ async def test_selected_collective_shows_every_rank_wait(tmp_path: Path) -> None
 
     app = _app(straggler_job(tmp_path, slow=1))
     async with app.run_test(size=(150, 45)) as pilot:
-        await _wait(pilot, lambda: _ready(app), "the job to load")
+        await wait_until(pilot, lambda: _ready(app), "the job to load")
         (pane,) = app.panes
         t = pane.session.trace
         nccl = [i for i in range(len(t)) if t.name(i).startswith("ncclKernel")]
@@ -123,7 +115,7 @@ async def test_selected_collective_shows_every_rank_wait(tmp_path: Path) -> None
         pane.timeline_view.timeline.select_row(row)
         await pilot.pause()
         details = app.query_one(Details)
-        await _wait(pilot, lambda: details.row == row, "the details of the kernel")
+        await wait_until(pilot, lambda: details.row == row, "the details of the kernel")
         text = "\n".join(line.text for line in details._lines)
         assert "#0 on 4 ranks" in text and "rank 0 waited 200 µs" in text
         assert "last to arrive: rank 1" in text
@@ -140,30 +132,30 @@ async def test_findings_view_of_a_job_leads_with_the_straggler(tmp_path: Path) -
 
     app = _app(straggler_job(tmp_path, slow=2))
     async with app.run_test(size=(150, 45)) as pilot:
-        await _wait(pilot, lambda: _ready(app), "the job to load")
+        await wait_until(pilot, lambda: _ready(app), "the job to load")
         await pilot.press("5")
-        await _wait(pilot, lambda: bool(app.query(FindingsView)) and
+        await wait_until(pilot, lambda: bool(app.query(FindingsView)) and
                     app.query_one(FindingsView).result is not None, "the findings")
         view = app.query_one(FindingsView)
         first = view.findings[0]
         assert first.id == "straggler-rank" and first.title.startswith("rank 2 is the slowest")
         await pilot.press("z")  # its first evidence on the timeline: rank 2's step
         pane = app.panes[0]
-        await _wait(pilot, lambda: pane.view == "timeline", "the timeline")
+        await wait_until(pilot, lambda: pane.view == "timeline", "the timeline")
         assert pane.session.job.rank_of_row(pane.model.selected).rank == 2
 
 
 async def test_focus_rank_folds_the_other_ranks(tmp_path: Path) -> None:
     app = _app(straggler_job(tmp_path, slow=1))
     async with app.run_test(size=(150, 45)) as pilot:
-        await _wait(pilot, lambda: _ready(app), "the job to load")
+        await wait_until(pilot, lambda: _ready(app), "the job to load")
         await pilot.press("8")
-        await _wait(pilot, lambda: bool(app.query(RanksView)) and
+        await wait_until(pilot, lambda: bool(app.query(RanksView)) and
                     app.query_one(RanksView).data is not None, "the ranks report")
         app.query_one("#ranks-table", DataTable).focus()
         await pilot.press("down", "down", "f")  # rank 2
         pane = app.panes[0]
-        await _wait(pilot, lambda: pane.view == "timeline", "the timeline")
+        await wait_until(pilot, lambda: pane.view == "timeline", "the timeline")
         job, folds = pane.session.job, pane.model.folds
         mine = set(range(*job.ranks[2].groups))
         assert folds.groups_folded == set(range(len(pane.session.trace.groups))) - mine
