@@ -14,12 +14,10 @@ harness), the screen (``capture-pane``) is read until:
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
-from tui_first_frame import POLL_EARLY_S, POLL_S, _command
+from tui_first_frame import POLL_EARLY_S, POLL_S, app_in_tmux
 
 from tui.names import visible
 
@@ -32,26 +30,13 @@ def time_job_frames(folder: Path, labels: list[str], shown_rank: int, ranks: int
     whole job's first process groups; ``shown_rank``: the rank shown first;
     ``load_s`` and ``whole_s``: about when each is expected (the screen is read
     often only from 80 % of that time on: on few cores polling slows the load)."""
-    tmux = shutil.which("tmux")
-    if tmux is None:
-        raise SystemExit("tmux is not installed")
-    sock = f"attn-tui-bench-{time.monotonic_ns()}"
     whole = [visible(label)[:12] for label in labels] + [f"job: {ranks} ranks"]
     part = [f"rank {shown_rank} · ", f"of {ranks} shown"]
-
-    def run(*args: str) -> str:
-        return subprocess.run([tmux, "-L", sock, *args], capture_output=True, text=True,
-                              timeout=30).stdout
-
-    cmd = " ".join(_command() + ["open", str(folder)])
-    env = "env -u NO_COLOR -u COLUMNS -u LINES TERM=xterm-256color"
-    start = time.monotonic()
-    run("-f", "/dev/null", "new-session", "-d", "-s", "b", "-x", str(size[0]), "-y",
-        str(size[1]), f"{env} {cmd}; sleep 30")
     first: float | None = None
-    try:
+    start = time.monotonic()
+    with app_in_tmux(folder, size) as screen_now:
         while time.monotonic() - start < 600:
-            screen = run("capture-pane", "-p", "-t", "b")
+            screen = screen_now()
             now = time.monotonic() - start
             done = all(n in screen for n in whole)
             if first is None and (done or all(n in screen for n in part)):
@@ -63,7 +48,3 @@ def time_job_frames(folder: Path, labels: list[str], shown_rank: int, ranks: int
             early = now < 0.8 * (load_s if first is None else whole_s)
             time.sleep(POLL_EARLY_S if early else POLL_S)
         raise RuntimeError("no whole job's frame within 600 s")
-    finally:
-        run("send-keys", "-t", "b", "q")
-        time.sleep(0.3)
-        run("kill-server")

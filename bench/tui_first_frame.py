@@ -28,6 +28,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -72,29 +74,42 @@ def _command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "tui.cli"]
 
 
-def time_first_frame(
-    path: Path, labels: list[str], size: tuple[int, int], load_s: float
-) -> float:
-    """Seconds from starting ``attn-tui open`` to a screen showing ``labels``."""
+@contextmanager
+def app_in_tmux(target: Path, size: tuple[int, int]) -> Iterator[Callable[[], str]]:
+    """``attn-tui open TARGET`` in a private tmux server of ``size`` cells; yields a
+    function that reads the screen (``capture-pane``).  Quits the app and kills the
+    server on the way out."""
     tmux = shutil.which("tmux")
     if tmux is None:
         raise SystemExit("tmux is not installed")
     sock = f"attn-tui-bench-{time.monotonic_ns()}"
-    needles = [visible(label)[:12] for label in labels]
 
     def run(*args: str) -> str:
         return subprocess.run(
             [tmux, "-L", sock, *args], capture_output=True, text=True, timeout=30
         ).stdout
 
-    cmd = " ".join(_command() + ["open", str(path)])
+    cmd = " ".join(_command() + ["open", str(target)])
     env = "env -u NO_COLOR -u COLUMNS -u LINES TERM=xterm-256color"
-    start = time.monotonic()
     run("-f", "/dev/null", "new-session", "-d", "-s", "b", "-x", str(size[0]), "-y",
         str(size[1]), f"{env} {cmd}; sleep 30")  # fmt: skip
     try:
+        yield lambda: run("capture-pane", "-p", "-t", "b")
+    finally:
+        run("send-keys", "-t", "b", "q")
+        time.sleep(0.3)
+        run("kill-server")
+
+
+def time_first_frame(
+    path: Path, labels: list[str], size: tuple[int, int], load_s: float
+) -> float:
+    """Seconds from starting ``attn-tui open`` to a screen showing ``labels``."""
+    needles = [visible(label)[:12] for label in labels]
+    start = time.monotonic()
+    with app_in_tmux(path, size) as screen_now:
         while time.monotonic() - start < 600:
-            screen = run("capture-pane", "-p", "-t", "b")
+            screen = screen_now()
             if all(n in screen for n in needles):
                 return time.monotonic() - start
             if "Traceback" in screen or "failed to load" in screen:
@@ -102,10 +117,6 @@ def time_first_frame(
             early = time.monotonic() - start < 0.8 * load_s
             time.sleep(POLL_EARLY_S if early else POLL_S)
         raise RuntimeError("no first frame within 600 s")
-    finally:
-        run("send-keys", "-t", "b", "q")
-        time.sleep(0.3)
-        run("kill-server")
 
 
 def main() -> int:
