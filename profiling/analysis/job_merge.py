@@ -153,6 +153,11 @@ class Job:
     alignment_note: str
     world_size: int | None
     backend: str
+    partial_of: int = 0
+    """A job's first rank shown alone while the rest load (``job_progressive``): how
+    many ranks the whole job has.  0 for a whole job."""
+    others_failed: bool = False
+    """On such a first rank's job: the rest of the job failed to load."""
 
     def rank_of_lane(self) -> np.ndarray:
         """The rank number of every lane of the merged trace."""

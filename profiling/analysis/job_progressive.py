@@ -34,9 +34,6 @@ MIN_BYTES_ENV = "ATTN_TUI_JOB_PROGRESSIVE_MIN_BYTES"
 """Ranks from this size on (bytes) count as parsed on a first open (default: the size
 from which ``job_index`` parses a rank in a process of its own).  0 in tests."""
 
-PARTIAL_ATTR = "_attn_tui_partial_of"
-"""Set on a first rank's job: how many ranks the whole job has (``ranks_in_job``)."""
-
 
 def progressive_min_bytes() -> int:
     """``ATTN_TUI_JOB_PROGRESSIVE_MIN_BYTES`` when a whole number, else the process
@@ -80,24 +77,20 @@ def first_rank_job(path: str, load: Loader, alignment: str, key: str, ranks: int
         raise AttnTuiError("no rank in distributedInfo", path, "give one job's rank traces")
     offsets, note = align_offsets([trace], alignment)
     job = merge_ranks([trace], [info], offsets, key, alignment, note)
-    setattr(job, PARTIAL_ATTR, int(ranks))
+    job.partial_of = int(ranks)
     return job
 
 
 def ranks_in_job(job: Job | None) -> int:
     """For a first rank's job (``first_rank_job``): how many ranks the whole job has;
     0 for any other job (the whole one, or None)."""
-    return int(getattr(job, PARTIAL_ATTR, 0) or 0)
-
-
-FAILED_ATTR = "_attn_tui_rest_failed"
-"""Set on a first rank's job when the whole job failed to load (``rest_failed``)."""
+    return job.partial_of if job is not None else 0
 
 
 def rest_failed(job: Job) -> None:
     """Record that the rest of ``job``'s ranks failed to load: it stays the first
     rank alone, and says so (the failure itself is the app's notification)."""
-    setattr(job, FAILED_ATTR, True)
+    job.others_failed = True
 
 
 def partial_header(job: Job) -> str:
@@ -108,7 +101,7 @@ def partial_header(job: Job) -> str:
     rest = n - len(job.ranks)
     shown = ", ".join(str(r.rank) for r in job.ranks)
     more = f"{rest} more rank{'s' if rest != 1 else ''}"
-    if getattr(job, FAILED_ATTR, False):
+    if job.others_failed:
         return f"rank {shown} of {n} shown · {more} failed to load"
     return f"rank {shown} of {n} shown · loading {more} …"
 
@@ -117,7 +110,7 @@ def loading_line(job: Job) -> str:
     """What a key that needs the whole job says on a first rank's job."""
     rest = ranks_in_job(job) - len(job.ranks)
     others = f"The job's other {rest} rank{'s' if rest != 1 else ''}"
-    if getattr(job, FAILED_ATTR, False):
+    if job.others_failed:
         return f"{others} failed to load: this needs the whole job (open the folder again)"
     return (f"{others} {'are' if rest != 1 else 'is'} still loading: this works on the whole "
             "job once they are in (the status line says when)")
