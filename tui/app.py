@@ -104,7 +104,7 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
                     yield CompareView(id="compare-view")
                 with TabPane(Content("7 Diff"), id="diff"):
                     yield DiffView(id="diff-view")
-        yield FitFooter(compact=True)
+        yield FitFooter()
 
     def on_mount(self) -> None:
         # The tab bar takes no focus: Tab would park the focus there, where no view's

@@ -59,7 +59,7 @@ class PickerApp(App[list[str] | None]):
         yield SelectionList[int](*[(Text(line, no_wrap=True), i) for i, line in enumerate(lines)],
                                  id="picker-list")
         yield Static(id="picker-marked")
-        yield FitFooter(compact=True)
+        yield FitFooter()
 
     @property
     def choices(self) -> SelectionList[int]:

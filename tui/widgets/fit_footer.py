@@ -112,8 +112,7 @@ class FitFooter(Widget, can_focus=False):
     }
     """
 
-    def __init__(self, *, id: str | None = None, compact: bool = True) -> None:  # noqa: A002
-        # ``compact``: kept for the callers' Footer-style call; this footer is always so
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self._items: list[FooterItem] = []
         self._palette: FooterItem | None = None
