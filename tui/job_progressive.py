@@ -6,10 +6,11 @@ on every core and hands the pane a *partial* ``JobSession`` of that rank
 (``first_stage``), so the first frame comes in about the time of that rank's own
 open instead of the whole job's (issue 14).  The session's ``rest`` is a
 ``RestOfJob``: a ``concurrent.futures.Future`` of the whole job's session, computed
-on a daemon thread once started (``job_session.load_job_session`` as in a one-stage
-open: the other ranks parsed in processes of their own, the first one's index
-mapped).  The pane starts it after its first frame and swaps itself to the whole
-job when it is done (``tui.widgets.job_rest``).  Nothing here imports Textual.
+on a daemon thread once started: it waits for the other ranks' parse
+(``OtherRanks``, begun during the first rank's load), then maps and merges every
+rank (``job_session.load_job_session`` as in a one-stage open).  The pane starts
+it after its first frame and swaps itself to the whole job when it is done
+(``tui.widgets.job_rest``).  Nothing here imports Textual.
 
 The headless commands (``ranks``, ``findings``, ``compare``), a reopen (a stored
 merge), ``--no-cache`` and ``ATTN_TUI_JOB_THREADS=1`` open the whole job at once.
@@ -49,9 +50,9 @@ waits for it (nor for the processes parsing the other ranks)."""
 class RestOfJob:
     """The whole job behind a first rank's session: ``future`` gets its ``JobSession``
     (or the exception that kept it from loading), computed on a daemon thread from
-    ``start`` on.  Not started by the loader: the pane starts it after drawing the
-    first rank, so that parsing the other ranks does not slow that frame down
-    (``wait`` starts it too, for callers with no pane)."""
+    ``start`` on: the pane starts it after drawing the first rank, so that mapping
+    and merging the job does not delay that frame (``wait`` starts it too, for
+    callers with no pane)."""
 
     def __init__(self, compute: Callable[[], JobSession], name: str, ranks: int) -> None:
         self.future: Future[JobSession] = Future()

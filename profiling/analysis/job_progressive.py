@@ -7,10 +7,11 @@ eight 7.4 s).  What can be ready that soon is one rank.  So the app
 (``tui.job_progressive``) parses the largest rank first, on every core (the plain
 single-trace load, which writes its index), shows it as a one-rank job
 (``first_rank_job``: merged and aligned as ``job_merge.load_job`` would a job of
-that rank alone), and only then loads the whole job the usual way
-(``job_open.open_job``: the other ranks parsed in processes of their own, the
-first rank's index now mapped, not parsed again).  Sequential on purpose: the
-other ranks parsed at the same time would slow the first rank down.
+that rank alone), and then loads the whole job the usual way (``job_open.open_job``,
+the first rank's index now mapped, not parsed again).  The other ranks are parsed
+meanwhile, at the lowest priority, from the moment the first rank's decoding is
+done (``tui.job_progressive.OtherRanks``: from the start they slowed the first
+rank down; after it, they delayed the whole job).
 
 Only where it pays (``first_rank``): a first open (the caller has found no stored
 job), with the index in use and ranks parsed in processes (not ``--no-cache``, not
