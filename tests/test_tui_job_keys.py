@@ -13,8 +13,7 @@ from .test_tui_pilot import wait_until
 
 
 def _ready(app) -> bool:
-    return all(p.state != "loading" and p.session is not None and p.session.analysed
-               for p in app.panes)
+    return all(p.session is not None and not p.busy for p in app.panes)
 
 
 def _app(paths: list[str]) -> AttnTuiApp:
@@ -88,7 +87,7 @@ async def test_alignment_changes_from_the_ranks_view_and_the_palette(tmp_path: P
         await wait_until(pilot, lambda: bool(app.query(RanksView)) and
                     app.query_one(RanksView).data is not None, "the ranks report")
         await pilot.press("a")
-        await wait_until(pilot, lambda: pane.session is not old and pane.session.analysed,
+        await wait_until(pilot, lambda: pane.session is not old and not pane.busy,
                     "the job aligned on steps")
         job = pane.session.job
         assert job.alignment == "step" and len(set(_steps(pane.session.trace))) == 1
@@ -101,7 +100,7 @@ async def test_alignment_changes_from_the_ranks_view_and_the_palette(tmp_path: P
                     "the ranks report again")
         step = pane.session
         app.run_in_view("ranks", "align")  # as the palette's "Ranks: Switch the alignment"
-        await wait_until(pilot, lambda: pane.session is not step and pane.session.analysed,
+        await wait_until(pilot, lambda: pane.session is not step and not pane.busy,
                     "the job back on its clocks")
         assert pane.session.job.alignment == "clock" and _steps(pane.session.trace) == [a, b]
         assert "aligned on clock" in str(pane.query_one("#status", Static).render())

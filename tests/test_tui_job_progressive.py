@@ -65,7 +65,7 @@ def _messages(app) -> list[str]:
 
 def _analysed(app) -> bool:
     pane = app.panes[0]
-    return pane.state == "ready" and pane.session is not None and pane.session.analysed
+    return pane.state == "ready" and pane.session is not None and not pane.busy
 
 
 async def test_the_first_rank_is_shown_then_every_rank_with_the_view_kept(

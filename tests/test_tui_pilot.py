@@ -21,15 +21,9 @@ SAMPLE_NAIVE = Path(__file__).resolve().parent.parent / "sample_traces" / "naive
 
 
 async def wait_loaded(pilot, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    def busy(p) -> bool:  # loading, or the analysis after the first frame still running
-        return p.state == "loading" or (p.session is not None and not p.session.analysed)
-
-    while any(busy(p) for p in pilot.app.panes):
-        if time.monotonic() > deadline:
-            raise AssertionError("still loading")
-        await pilot.pause(0.05)
-    await pilot.pause()
+    """Until every pane is loaded and shows its analysis (``TracePane.busy``)."""
+    await wait_until(pilot, lambda: not any(p.busy for p in pilot.app.panes),
+                     "the load and its analysis", timeout)
 
 
 async def wait_until(pilot, done, what: str, timeout: float = 30.0) -> None:

@@ -18,8 +18,7 @@ from .test_tui_pilot import wait_until
 
 
 def _ready(app) -> bool:
-    return all(p.state != "loading" and p.session is not None and p.session.analysed
-               for p in app.panes)
+    return all(p.session is not None and not p.busy for p in app.panes)
 
 
 def _app(paths: list[str]) -> AttnTuiApp:

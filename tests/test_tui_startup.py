@@ -113,3 +113,33 @@ async def test_timeline_paints_before_the_analysis_and_views_wait_for_it(naive_p
         assert pane.query_one("#views").current == "regions"
         assert app.query_one(RegionsView).regions
         assert "analysing" not in str(pane.query_one("#status").render())
+
+
+async def test_busy_until_the_screen_shows_the_analysis(naive_path, monkeypatch):
+    """``session.analysed`` turns true on the analysis thread before the UI thread
+    redraws the status line; ``TracePane.busy`` (what screenshots and tests wait
+    on) stays true until then (a loaded CI machine snapshotted 'analysing…')."""
+    from tui.widgets.trace_pane import TracePane
+
+    gate, held = threading.Event(), threading.Event()
+    post = TracePane._post
+
+    def held_post(self, fn, *args):
+        if fn.__name__ == "_analysed":
+            held.set()
+            gate.wait(10)
+        post(self, fn, *args)
+
+    monkeypatch.setattr(TracePane, "_post", held_post)
+    app = AttnTuiApp([str(naive_path)], theme="attn-dark")
+    async with app.run_test(size=(120, 30)) as pilot:
+        pane = app.pane
+        while not held.is_set():
+            await pilot.pause(0.02)
+        await pilot.pause()
+        assert pane.session.analysed and pane.busy
+        assert "analysing" in str(pane.query_one("#status").render())
+        gate.set()
+        await wait_loaded(pilot)
+        assert not pane.busy
+        assert "analysing" not in str(pane.query_one("#status").render())

@@ -50,8 +50,7 @@ async def shoot(trace: str, out: str, size: tuple[int, int], keys: list[str], se
     targets, load = open_targets(resolve_paths([trace], lambda line: None), progressive=False)
     app = AttnTuiApp(targets, loader=load, theme="attn-dark")
     async with app.run_test(size=size) as pilot:
-        while any(p.state == "loading" or (p.session is not None and not p.session.analysed)
-                  for p in app.panes):
+        while any(p.busy for p in app.panes):
             await pilot.pause(0.05)
         await pilot.pause()
         if keys:

@@ -86,6 +86,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, AwaitsRestOfJob, Ve
         self.state = "loading"
         self.error = ""
         self.session: Session | None = None
+        self._analysis_shown: Session | None = None  # whose analysis the screen shows
         self.model: TimelineModel | None = None
         self.view = "timeline"
         self.query_: Query | None = None
@@ -212,18 +213,31 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, AwaitsRestOfJob, Ve
 
     # ---- analysis (after the first frame, off the UI thread) ----
 
+    @property
+    def busy(self) -> bool:
+        """Loading, or analysing as far as the screen goes.
+
+        ``session.analysed`` turns true on the analysis thread a moment before
+        ``_analysed`` has redrawn the status line and the waiting views on this
+        one; whatever waits for a settled screen (a screenshot, a test) waits on
+        this, not on that flag."""
+        shown = self.session is None or self._analysis_shown is self.session
+        return self.state == "loading" or not shown
+
     def _start_analysis(self) -> None:
         session = self.session
         if session is None or session.analysed:
+            self._analysis_shown = session  # analysed already (a job's swap): shown as loaded
             return
         name = f"attn-tui load (analysis) {self.path}"  # open.py does not wait for it on quit
         threading.Thread(target=self._analyse, args=(session,), name=name, daemon=True).start()
 
     def _analyse(self, session: Session) -> None:
         session.analyse()  # records failures itself, never raises for them
-        self._post(self._analysed)
+        self._post(self._analysed, session)
 
-    def _analysed(self) -> None:
+    def _analysed(self, session: Session) -> None:
+        self._analysis_shown = session
         freeze_long_lived()  # and the analysis (links, regions, the op table)
         self._update_status()
         if self.view in WAIT_FOR_ANALYSIS and self.state == "ready":
