@@ -9,7 +9,7 @@ import pytest
 from tests.fixtures.synthetic import naive_like_doc, write_doc
 from tests.fixtures.tui_first_hour import SIZES, make_app, write_naive
 
-from .test_tui_pilot import wait_loaded
+from .test_tui_pilot import wait_loaded, wait_until
 
 
 @pytest.fixture
@@ -29,12 +29,11 @@ async def test_compare_key_works_from_every_view(naive_path, tmp_path, size):
         tabs = app.query_one("#files")
         for view in ("1", "2", "3", "5", "3", "2"):
             await pilot.press(view)
-            await pilot.pause(0.2)
-            assert tabs.active == "file-0"
+            await wait_until(pilot, lambda: tabs.active == "file-0", f"view {view}'s tab")
             await pilot.press("4")
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda: app.focused is not None
+                             and app.focused.id == "compare-table", f"4 from view {view}")
             assert tabs.active == "compare", f"4 from view {view}"
-            assert app.focused is not None and app.focused.id == "compare-table"
 
 
 # ---- 13 and 16: the Compare header and its vs first column; which instance ----

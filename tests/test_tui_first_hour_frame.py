@@ -15,7 +15,7 @@ from tui.widgets.fit_footer import PALETTE_EDGE, FitFooter, FooterItem, fit, pla
 from tui.widgets.ops_view import OpsView
 from tui.widgets.timeline import Timeline
 
-from .test_tui_pilot import wait_loaded
+from .test_tui_pilot import wait_loaded, wait_until
 
 
 @pytest.fixture
@@ -111,9 +111,9 @@ async def test_footer_keys_end_before_the_palette_key(naive_path, size):
     app = make_app(naive_path)
     async with app.run_test(size=size) as pilot:
         await wait_loaded(pilot)
-        for view in ("1", "3", "1"):
+        for view, name in (("1", "timeline"), ("3", "ops"), ("1", "timeline")):
             await pilot.press(view)
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda name=name: app.pane.view == name, f"view {name}")
             footer = app.query_one(FitFooter)
             shown = footer.shown
             (edge, palette), others = shown[-1], shown[:-1]
@@ -134,14 +134,14 @@ async def test_footer_follows_the_focused_view_and_a_click_presses_its_key(naive
         footer = app.query_one(FitFooter)
         timeline_keys = {item.action for _, item in footer.shown}
         await pilot.press("3")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: "sort" in " ".join(i.action for _, i in footer.shown),
+                         "the Ops view's keys in the footer")
         ops_keys = {item.action for _, item in footer.shown}
         assert ops_keys != timeline_keys and "sort" in " ".join(ops_keys)
         # a click on "? Help" shows the help, as pressing ? does
         x, _ = next((x, i) for x, i in footer.shown if i.action == "help")
         await pilot.click(FitFooter, offset=(x + 1, 0))
-        await pilot.pause(0.2)
-        assert app.screen is not app.screen_stack[0]
+        await wait_until(pilot, lambda: app.screen is not app.screen_stack[0], "the help screen")
 
 
 def test_placed_puts_the_palette_at_the_edge_and_keeps_help():
@@ -168,6 +168,20 @@ def test_fit_drops_from_the_end_but_keeps_help():
 # ---- 16: the palette has every action and one help ----
 
 
+async def test_a_tab_switch_still_queued_at_quit_is_dropped(naive_path, tmp_path):
+    """A loaded machine ran the file tab's TabActivated after the app had torn its
+    tabs down (a test had failed, and the app then raised NoMatches on its way out)."""
+    from types import SimpleNamespace
+
+    app = make_app(naive_path, write_doc(tmp_path / "b.json", naive_like_doc(2)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        assert app.pane is app.panes[0]
+    assert app.pane is None
+    for tab in ("file-1", "compare", "diff"):
+        app.on_tabbed_content_tab_activated(SimpleNamespace(pane=SimpleNamespace(id=tab)))
+
+
 async def test_palette_finds_every_action_and_the_files(naive_path, tmp_path):
     other = write_doc(tmp_path / "second_trace.json", naive_like_doc(2))
     app = make_app(naive_path, other)
@@ -192,8 +206,7 @@ async def test_palette_finds_every_action_and_the_files(naive_path, tmp_path):
         cmd = next(c for c in app.get_system_commands(app.screen)
                    if c.title.startswith("File: second_trace"))  # fmt: skip
         app.call_later(cmd.callback)
-        await pilot.pause(0.3)
-        assert app.pane is app.panes[1]
+        await wait_until(pilot, lambda: app.pane is app.panes[1], "the second file's tab")
         for _ in range(100):  # the second file may still be loading: focus comes with it
             if isinstance(app.focused, DataTable | Timeline):
                 break
@@ -208,8 +221,8 @@ async def test_palette_fold_all_runs_on_the_timeline(naive_path):
         await pilot.press("3")
         cmd = next(c for c in app.get_system_commands(app.screen) if "Fold all" in c.title)
         app.call_later(cmd.callback)
-        await pilot.pause(0.5)
-        assert app.pane.view == "timeline"
+        await wait_until(pilot, lambda: app.pane.view == "timeline"
+                         and all(r.kind == "group" for r in app.pane.model.rows), "fold all")
         assert all(r.kind == "group" for r in app.pane.model.rows)
 
 

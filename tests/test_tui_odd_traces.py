@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.test_tui_pilot import wait_loaded
+from tests.test_tui_pilot import wait_loaded, wait_until
 from tui.app import AttnTuiApp
 from tui.widgets.timeline import Timeline
 
@@ -71,7 +71,8 @@ async def test_a_search_for_markup_is_told_literally(tmp_path: Path, monkeypatch
             await pilot.press("slash")
             await pilot.pause()
             await pilot.press(*query, "enter")
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda q=query: any(f"match '{q}'" in str(n.message)
+                                                        for n in app._notifications), "the line")
             told = [n for n in app._notifications if f"match '{query}'" in str(n.message)]
             assert told and not told[-1].markup, [n.message for n in app._notifications]
     assert not logs.exists() or not any(logs.iterdir()), [

@@ -313,8 +313,7 @@ async def test_command_palette_lists_the_actions(naive_path):
         cmd = next(c for c in app.get_system_commands(app.screen) if "Zoom in" in c.title)
         span = app.pane.model.viewport.span
         app.call_later(cmd.callback)  # as the palette runs it
-        await pilot.pause(0.3)
-        assert app.pane.model.viewport.span < span
+        await wait_until(pilot, lambda: app.pane.model.viewport.span < span, "the zoom")
 
 
 @pytest.mark.skipif(not SAMPLE_NAIVE.exists(), reason="sample_traces/naive.json.gz is absent")

@@ -140,12 +140,18 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
 
     @property
     def pane(self) -> TracePane | None:
-        tabs = self.query_one("#files", TabbedContent)
+        """The active file's pane: None on the Compare tab, and once the tabs are gone
+        (a tab switch still queued when the app quits finds no tabs)."""
+        tabs = next(self.query("#files").results(TabbedContent), None)
+        if tabs is None:
+            return None
         active = tabs.active_pane
         found = active.query(TracePane) if active is not None else None
         return found.first() if found else None  # None on the Compare tab
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if not self.query("#files"):
+            return  # quitting: the tabs are gone
         pane = self.pane
         if pane is not None:
             self._file_tab = pane.parent.id if pane.parent else None
