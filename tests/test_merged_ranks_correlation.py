@@ -12,11 +12,17 @@ none).  The pid's rank label now says which process drives which device.
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace import load_trace
-from tests.conftest import cli_json
+from tests.conftest import REAL_TRACES, cli_json, needs_real_traces
+
+DLRM = REAL_TRACES / "multi_rank" / "param_dlrm_8ranks"
 
 
 def _rank(rank: int, label: bool) -> list[dict]:
@@ -89,3 +95,71 @@ def test_bare_pids_keep_the_nearest_call_rule(write_trace):
     trace = load_trace(write_trace([e for r in range(2) for e in _rank(r, label=False)]))
     a = AnalysedTrace(trace)
     assert sum(i.gpu_events for i in a.instances("forward_batch")) == 6
+
+
+def _lone_id_rank(rank: int, with_call: bool) -> dict[str, Any]:
+    """A rank whose kernel has id 7; its call is in the file only ``with_call`` (else
+    it was made before the profiling window: the kernel runs before any CPU event)."""
+    host, at = 5000 + rank, 100
+    events: list[dict[str, Any]] = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": host, "tid": host,
+         "ts": at, "dur": 20, "args": {"External id": 3}},
+    ]
+    if with_call:
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                       "pid": host, "tid": host, "ts": at + 5, "dur": 5,
+                       "args": {"correlation": 7, "External id": 3}})
+    start = at + 30 if with_call else at - 50
+    events.append({"ph": "X", "cat": "kernel", "name": f"k_r{rank}", "pid": rank, "tid": 7,
+                   "ts": start, "dur": 10,
+                   "args": {"correlation": 7, "device": rank, "stream": 7}})
+    return {"traceEvents": events, "distributedInfo": {"rank": rank, "world_size": 2}}
+
+
+def test_another_rank_s_lone_call_never_launches_a_kernel(write_trace):
+    """Rank 1's kernel was launched before the window; rank 0's only call with the
+    same id is not its launch (it was, before: a lone id linked wherever it was)."""
+    from tests.fixtures.sglang_merge import merged_like_sglang
+
+    doc = merged_like_sglang([_lone_id_rank(0, True), _lone_id_rank(1, False)])
+    path = str(write_trace(doc.pop("traceEvents"), **doc))
+    stats = cli_json("stats", path)
+    assert (stats["gpu_events"], stats["orphans"]) == (2, 1)
+    assert stats["orphans_by_cause"] == {"before_window": 1}
+    trace = load_trace(path)
+    links = AnalysedTrace(trace).links
+    (orphan,) = links.orphans.tolist()
+    assert trace.name(orphan) == "k_r1"
+    (kernel,) = [int(r) for r in links.gpu_rows if int(r) != orphan]
+    assert trace.lanes[trace.lane[int(links.launch[kernel])]].pid == "[TP00] 5000"
+
+
+@needs_real_traces
+def test_the_dlrm_job_merged_as_sglang_does_has_each_rank_s_numbers(write_trace):
+    """The 8-rank DLRM job merged into one file as SGLang does: its orphans (and their
+    causes) are the ranks' own, and every region figure of ``stats`` is the ranks'
+    figures weighted by their instances.  Before, 81 of its 2,244 GPU events were
+    taken by another rank's call whose id they shared, and 30 region figures moved."""
+    import json
+
+    from tests.fixtures.sglang_merge import merged_like_sglang
+
+    paths = sorted(str(p) for p in DLRM.glob("*.json"))
+    assert len(paths) == 8
+    ranks = [cli_json("stats", p) for p in paths]
+    doc = merged_like_sglang([json.loads(Path(p).read_text()) for p in paths])
+    merged = cli_json("stats", str(write_trace(doc.pop("traceEvents"), **doc)))
+    assert merged["gpu_events"] == sum(r["gpu_events"] for r in ranks)
+    assert merged["orphans"] == sum(r["orphans"] for r in ranks) > 0
+    causes: Counter[str] = Counter()
+    for r in ranks:
+        causes.update(r["orphans_by_cause"])
+    assert merged["orphans_by_cause"] == dict(causes)
+    for name, region in merged["regions"].items():
+        own = [r["regions"][name] for r in ranks if name in r["regions"]]
+        n = sum(o["instances"] for o in own)
+        assert region["instances"] == n, name
+        for key in ("kernels_per_instance", "memcpy_per_instance", "memset_per_instance",
+                    "device_time_avg_us"):
+            weighted = sum(o[key] * o["instances"] for o in own) / n
+            assert region[key] == pytest.approx(weighted, rel=1e-6, abs=1e-3), (name, key)

@@ -17,6 +17,8 @@ so both answer "which call launched this" with one rule.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from profiling.analysis.ranges import concat_ranges, range_owner
@@ -40,8 +42,18 @@ def process_affinity(trace: Trace, device_rows: np.ndarray,
     return np.bincount(cell, minlength=groups * groups).reshape(groups, groups)
 
 
+_RANK_LABEL = re.compile(r"\[[^\]]+\](?=\s|$)")
+"""A rank label at the start of a pid: ``[TP01]``, ``[TP00-DP01-PP02-EP03]``."""
+
+
+def rank_label(pid: object) -> str | None:
+    """The rank label a pid starts with (``"[TP01] 5001"`` -> ``"[TP01]"``), or None."""
+    found = _RANK_LABEL.match(str(pid).strip())
+    return found.group(0) if found else None
+
+
 def rank_labels(trace: Trace) -> np.ndarray:
-    """Per group, a code for the label its pid carries before its last word, or -1.
+    """Per group, a code for the rank label its pid starts with (``rank_label``), or -1.
 
     A file merging several ranks' traces names each rank's processes and devices
     with one label (SGLang's ProfileMerger: ``"[TP01] 5001"`` for the host,
@@ -52,10 +64,22 @@ def rank_labels(trace: Trace) -> np.ndarray:
     codes: dict[str, int] = {}
     out = np.full(max(len(trace.groups), 1), -1, dtype=np.int64)
     for i, g in enumerate(trace.groups):
-        head, sep, _ = str(g.pid).strip().rpartition(" ")
-        if sep and head:
-            out[i] = codes.setdefault(head, len(codes))
+        label = rank_label(g.pid)
+        if label is not None:
+            out[i] = codes.setdefault(label, len(codes))
     return out
+
+
+def other_rank(trace: Trace, device_rows: np.ndarray, call_rows: np.ndarray) -> np.ndarray:
+    """Per pair: True where the call and the device carry two different rank labels.
+
+    Such a call never launched onto that device: a rank's host drives only its own
+    GPU.  In a merged file an id of one rank, whose call fell before the profiling
+    window, is often some other rank's only call with that id (the DLRM job merged
+    as SGLang does: 81 of its 2,244 GPU events were taken by another rank's call)."""
+    label = rank_labels(trace)[lane_process(trace)]
+    a, b = label[trace.lane[call_rows]], label[trace.lane[device_rows]]
+    return (a >= 0) & (b >= 0) & (a != b)
 
 
 def drives(trace: Trace, affinity: np.ndarray, device_rows: np.ndarray,
@@ -69,7 +93,7 @@ def drives(trace: Trace, affinity: np.ndarray, device_rows: np.ndarray,
     p = proc[trace.lane[call_rows]]
     d = proc[trace.lane[device_rows]]
     known = affinity.sum(axis=0)[d] > 0
-    return ~known | (affinity[p, d] > 0)
+    return (~known | (affinity[p, d] > 0)) & ~other_rank(trace, device_rows, call_rows)
 
 
 def launch_by_correlation(trace: Trace, device_rows: np.ndarray,
@@ -91,6 +115,7 @@ def launch_by_correlation(trace: Trace, device_rows: np.ndarray,
     lo = np.searchsorted(keys, corr[dev], side="left")
     hi = np.searchsorted(keys, corr[dev], side="right")
     single = (hi - lo) == 1
+    single[single] = ~other_rank(trace, dev[single], cand[lo[single]])
     out[has[single]] = cand[lo[single]]
     multi = np.flatnonzero((hi - lo) > 1)
     if multi.shape[0]:
@@ -111,6 +136,11 @@ def _best_candidates(trace: Trace, dev: np.ndarray, cand: np.ndarray, lo: np.nda
     """
     owner = range_owner(lo, hi)
     rows = cand[concat_ranges(lo, hi)]
+    mine = ~other_rank(trace, dev[owner], rows)
+    owner, rows = owner[mine], rows[mine]
+    best = np.full(dev.shape[0], -1, dtype=np.int64)
+    if rows.shape[0] == 0:
+        return best
     d = dev[owner]
     ext, corr, ts = trace.external_id, trace.correlation, trace.ts_ns
     on_cpu_lane = np.array([lane.kind == LaneKind.CPU for lane in trace.lanes], dtype=bool)
@@ -125,6 +155,5 @@ def _best_candidates(trace: Trace, dev: np.ndarray, cand: np.ndarray, lo: np.nda
     nearness = -np.abs(ts[d] - ts[rows])
     order = np.lexsort((nearness, before, same_ext, on_cpu, same_label, affine, owner))
     last = np.flatnonzero(np.r_[owner[order][1:] != owner[order][:-1], True])
-    best = np.full(dev.shape[0], -1, dtype=np.int64)
     best[owner[order][last]] = rows[order][last]
     return best

@@ -27,12 +27,17 @@ its causes here, checked in this order:
 
 A call in another process never makes an orphan under this rule (a lone call is
 linked wherever it is), so that is not a cause; ``correlation`` documents why.
+The one exception is a call of another rank in a file that merges ranks (pids
+labelled ``[TP01] ...``): it never launched this rank's work, so every test
+above looks at the event's own rank only (its host events, its first CPU event),
+and the causes come out as they do on the rank's own file.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from profiling.analysis.correlation import lane_process, rank_labels
 from profiling.analysis.links import Links
 from profiling.trace.model import NO_ID, Kind, LaneKind, Trace
 
@@ -60,7 +65,13 @@ def orphan_causes(trace: Trace, links: Links) -> np.ndarray:
     corr = trace.correlation[orphans]
     no_id = corr == NO_ID
     out[no_id] = keys.index("no_correlation")
-    on_host = np.isin(corr, trace.correlation[_host_rows(trace)]) & ~no_id
+    host = _host_rows(trace)
+    on_host = np.zeros(orphans.shape[0], dtype=bool)
+    labels, host_labels = _labels(trace, orphans), _labels(trace, host)
+    for label in np.unique(labels).tolist():  # one pass unless the file merges ranks
+        mine = labels == label
+        on_host[mine] = np.isin(corr[mine], trace.correlation[host[host_labels == label]])
+    on_host &= ~no_id
     out[on_host] = keys.index("not_a_runtime_call")
     early = ~no_id & ~on_host & _before_window(trace, links, orphans)
     out[early] = keys.index("before_window")
@@ -83,16 +94,25 @@ def _host_rows(trace: Trace) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
+def _labels(trace: Trace, rows: np.ndarray) -> np.ndarray:
+    """Per row, the code of its process's rank label (``correlation.rank_labels``), or -1."""
+    return rank_labels(trace)[lane_process(trace)][trace.lane[rows]]
+
+
 def _before_window(trace: Trace, links: Links, orphans: np.ndarray) -> np.ndarray:
-    """Per orphan: it ran before the first CPU event, or before the first event on
-    its stream whose launch is in the trace."""
+    """Per orphan: it ran before its rank's first CPU event (the trace's, unless the
+    file merges ranks), or before the first event on its stream whose launch is in
+    the trace."""
     cpu = np.array([lane.kind == LaneKind.CPU for lane in trace.lanes], dtype=bool)
     host = np.flatnonzero(cpu[trace.lane] & (trace.kind != int(Kind.FLOW))) if cpu.size \
         else np.zeros(0, dtype=np.int64)
-    first_cpu = int(trace.ts_ns[host].min()) if host.shape[0] else None
     early = np.zeros(orphans.shape[0], dtype=bool)
-    if first_cpu is not None:
-        early |= trace.ts_ns[orphans] < first_cpu
+    labels, host_labels = _labels(trace, orphans), _labels(trace, host)
+    for label in np.unique(labels).tolist():
+        mine_host = host[host_labels == label]
+        if mine_host.shape[0]:
+            mine = labels == label
+            early[mine] |= trace.ts_ns[orphans[mine]] < int(trace.ts_ns[mine_host].min())
     linked = links.gpu_rows[links.launch[links.gpu_rows] >= 0]
     if linked.shape[0]:
         big = np.iinfo(np.int64).max
