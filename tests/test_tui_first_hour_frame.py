@@ -168,6 +168,24 @@ def test_fit_drops_from_the_end_but_keeps_help():
 # ---- 16: the palette has every action and one help ----
 
 
+async def test_a_late_focus_in_a_hidden_tab_does_not_switch_back(naive_path, tmp_path):
+    """Focusing is deferred: a view's focus asked for just before a tab switch (a
+    palette action on the Ops table, then "File: ...") landed in the hidden tab, and
+    Textual then showed that tab again (on a loaded machine the second file's tab
+    never came).  The tab stays, and its own view takes the focus."""
+    app = make_app(naive_path, write_doc(tmp_path / "b.json", naive_like_doc(2)))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3")
+        await wait_until(pilot, lambda: app.query(OpsView), "the Ops view")
+        app.query_one(OpsView).table.focus()  # deferred, as every view's focus_view is
+        app.show_file(1)
+        second = app.panes[1]
+        await wait_until(pilot, lambda: app.focused is not None
+                         and second in app.focused.ancestors, "focus in the second file")
+        assert app.pane is second
+
+
 async def test_a_tab_switch_still_queued_at_quit_is_dropped(naive_path, tmp_path):
     """A loaded machine ran the file tab's TabActivated after the app had torn its
     tabs down (a test had failed, and the app then raised NoMatches on its way out)."""

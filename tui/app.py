@@ -15,7 +15,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, TabbedContent, TabPane, Tabs
+from textual.widgets import ContentSwitcher, TabbedContent, Tabs
 
 from tui.guard import ReportingApp
 from tui.keymap import bindings
@@ -33,6 +33,7 @@ from tui.widgets.compare_view import CompareView
 from tui.widgets.diff_view import DiffView
 from tui.widgets.findings_view import FindingsView
 from tui.widgets.fit_footer import FitFooter
+from tui.widgets.kept_tab import KeptTab
 from tui.widgets.ops_view import OpsView
 from tui.widgets.query_view import QueryView, show_query_tab
 from tui.widgets.range_panel import RangePanel
@@ -95,14 +96,14 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
         with TabbedContent(id="files"):
             for i, path in enumerate(self.paths):
                 title = Content(visible(os.path.basename(path) or path))  # names are data
-                with TabPane(title, id=f"file-{i}"):
+                with KeptTab(title, id=f"file-{i}"):
                     yield TracePane(
                         path, loader=self.loader, no_cache=self.no_cache, id=f"pane-{i}"
                     )
             if len(self.paths) > 1:
-                with TabPane(Content("4 Compare"), id="compare"):
+                with KeptTab(Content("4 Compare"), id="compare"):
                     yield CompareView(id="compare-view")
-                with TabPane(Content("7 Diff"), id="diff"):
+                with KeptTab(Content("7 Diff"), id="diff"):
                     yield DiffView(id="diff-view")
         yield FitFooter()
 
@@ -148,6 +149,20 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
         active = tabs.active_pane
         found = active.query(TracePane) if active is not None else None
         return found.first() if found else None  # None on the Compare tab
+
+    def focus_shown_tab(self) -> None:
+        """Give the focus to the shown tab's view (``KeptTab`` refused it elsewhere)."""
+        pane = self.pane
+        if pane is not None:
+            pane.show_view(pane.view)
+            return
+        tabs = next(self.query("#files").results(TabbedContent), None)
+        shown = tabs.active_pane if tabs is not None else None
+        for widget in shown.query("*") if shown is not None else []:
+            focus_view = getattr(widget, "focus_view", None)
+            if focus_view is not None:
+                focus_view()
+                return
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if not self.query("#files"):

@@ -236,12 +236,14 @@ class QueryView(ReportsErrors, Vertical):
 async def show_query_tab(app: Any) -> None:
     """Key ``6``: add the Query tab the first time, then show it with its field focused."""
     from textual.content import Content
-    from textual.widgets import TabbedContent, TabPane
+    from textual.widgets import TabbedContent
+
+    from tui.widgets.kept_tab import KeptTab
 
     tabs = app.query_one("#files", TabbedContent)
     found = app.query(QueryView)
     if not found:
-        await tabs.add_pane(TabPane(Content("6 Query"), QueryView(id="query-view"), id="query"))
+        await tabs.add_pane(KeptTab(Content("6 Query"), QueryView(id="query-view"), id="query"))
     view = app.query_one(QueryView)
     view.update_from(app.panes)
     app._switch_tab("query")
