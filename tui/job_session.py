@@ -19,6 +19,7 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.job import group_paths, name_stem
 from profiling.analysis.job_merge import Job, job_of_trace, job_path
 from profiling.analysis.job_open import open_job
+from profiling.analysis.job_split import merged_file_job
 from profiling.trace import load_trace
 from tui.session import Progress, Session, load_session
 
@@ -119,11 +120,22 @@ def open_targets(paths: list[str], alignment: str = "clock", *,
                no_cache: bool = False) -> Session:
         members = jobs.get(os.fspath(path))
         if members is None:
-            return load_session(path, progress, no_cache=no_cache)
+            return as_job_if_merged(load_session(path, progress, no_cache=no_cache), alignment)
         return load_job_session(members, os.fspath(path), progress, no_cache=no_cache,
                                 alignment=alignment, progressive=progressive)
 
     return targets, loader
+
+
+def as_job_if_merged(session: Session, alignment: str = "clock") -> Session:
+    """A file that merges several ranks' traces (``job_split``) as the job it holds;
+    any other trace's session as it is.  The cut and merge run on each open (they are
+    not stored): a copy of the columns, on the loading thread."""
+    job = merged_file_job(session.trace, session.path, alignment)
+    if job is None:
+        return session
+    return JobSession(session.path, AnalysedTrace(job.trace), job=job,
+                      file_state=session.file_state)
 
 
 def fold_for_job(model: Any) -> None:

@@ -18,6 +18,7 @@ from profiling.analysis.finding_types import Finding
 from profiling.analysis.job import Loader, RankInfo, group_paths, load_all, rank_info_of
 from profiling.analysis.job_merge import Job, job_path, load_job, merge_ranks
 from profiling.analysis.job_open import open_job
+from profiling.analysis.job_split import merged_file_job
 from profiling.analysis.rank_breakdown import rank_breakdown
 from profiling.analysis.stragglers import MIN_EXCESS, Straggle, straggler_findings, stragglers
 
@@ -62,6 +63,9 @@ def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock", *,
     if len(paths) > 1:
         return load_job(paths, load, alignment)
     (trace,) = load_all(paths, load)
+    merged = merged_file_job(trace, paths[0], alignment)  # one file of several ranks
+    if merged is not None:
+        return merged
     info = rank_info_of(paths[0], trace.metadata) or RankInfo(paths[0], 0, None, "")
     # the file itself names a one-trace job (job_path gives the folder of several)
     return merge_ranks([trace], [info], [0], paths[0], alignment, "one trace")
