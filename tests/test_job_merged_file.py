@@ -94,3 +94,15 @@ def test_the_dlrm_job_merged_into_one_file_reads_as_its_folder(tmp_path):
     got = cli_json("ranks", merged)
     assert len(got) == 8
     assert _without_path(got) == _without_path(cli_json("ranks", str(folder)))
+
+
+def test_findings_on_a_merged_file_are_its_job_s(tmp_path):
+    """As the app's Findings view of the job: the straggler findings, then each rank's,
+    the same as on the ranks' own files."""
+    (tmp_path / "job").mkdir()
+    merged = _merged(tmp_path, straggler_job(tmp_path / "job"))
+    got, folder = cli_json("findings", merged), cli_json("findings", str(tmp_path / "job"))
+    assert got["job"]["ranks"] == [0, 1, 2, 3]
+    assert [(f["rank"], f["title"]) for f in got["findings"]] == \
+        [(f["rank"], f["title"]) for f in folder["findings"]]
+    assert any(f["rank"] is None for f in got["findings"])  # about the whole job

@@ -17,16 +17,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 
 def run(args: argparse.Namespace) -> int:
     from profiling.analysis.findings import trace_findings
+    from profiling.analysis.job_split import merged_file_job
     from tui.loading import analysed_for_command
 
     paths: list[str] = list(getattr(args, "paths", None) or [args.path])
     if len(paths) > 1:
         return _run_job(args, paths)
-    result = trace_findings(analysed_for_command(paths[0], args))
+    analysed = analysed_for_command(paths[0], args)
+    merged = merged_file_job(analysed.trace, paths[0], getattr(args, "align", "clock"))
+    if merged is not None:  # one file of several ranks: its job's findings, as the app's
+        return _print_job(args, merged)
+    result = trace_findings(analysed)
     if args.json:  # json.dumps(indent=1)'s text, its long instance lists written in C
         from profiling.analysis.json_text import dumps_indent1
 
@@ -43,7 +49,6 @@ def _run_job(args: argparse.Namespace, paths: list[str]) -> int:
     """Several traces: the ranks of one job (``job_findings``), else one clear line.
     The heads are read first, so a capture folder is refused before anything loads."""
     from profiling.analysis.job import group_paths
-    from profiling.analysis.job_findings import job_findings
     from profiling.analysis.job_merge import job_path
     from profiling.errors import AttnTuiError
     from tui.loading import load_job_for_command
@@ -55,7 +60,13 @@ def _run_job(args: argparse.Namespace, paths: list[str]) -> int:
                            "job; this command reads one trace or one job", job_path(paths),
                            "name one of them, or give the folder to 'attn-tui compare', 'open' "
                            "or 'ranks' (a job's ranks)")
-    job = load_job_for_command(paths, args, "findings")
+    return _print_job(args, load_job_for_command(paths, args, "findings"))
+
+
+def _print_job(args: argparse.Namespace, job: Any) -> int:
+    """A job's findings (``job_findings``) as JSON, Markdown or text."""
+    from profiling.analysis.job_findings import job_findings
+
     found = job_findings(job)
     if args.json:
         from profiling.analysis.json_text import dumps_indent1
