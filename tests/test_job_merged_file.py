@@ -106,3 +106,18 @@ def test_findings_on_a_merged_file_are_its_job_s(tmp_path):
     assert [(f["rank"], f["title"]) for f in got["findings"]] == \
         [(f["rank"], f["title"]) for f in folder["findings"]]
     assert any(f["rank"] is None for f in got["findings"])  # about the whole job
+
+
+def test_stats_on_a_merged_file_names_no_single_rank(tmp_path):
+    """The file keeps its first rank's distributedInfo only: "rank 0 of 4" was false."""
+    import subprocess
+    import sys
+
+    (tmp_path / "job").mkdir()
+    merged = _merged(tmp_path, straggler_job(tmp_path / "job"))
+    stats = cli_json("stats", merged)
+    assert stats["rank"] is None and stats["world_size"] == 4
+    assert cli_json("stats", str(tmp_path / "job" / "job.rank2.json"))["rank"] == 2
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "stats", merged], text=True,
+                         capture_output=True, check=True).stdout
+    assert "4 ranks merged in one file" in out.splitlines()[0]

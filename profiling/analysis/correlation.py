@@ -18,6 +18,7 @@ so both answer "which call launched this" with one rule.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -50,6 +51,16 @@ def rank_label(pid: object) -> str | None:
     """The rank label a pid starts with (``"[TP01] 5001"`` -> ``"[TP01]"``), or None."""
     found = _RANK_LABEL.match(str(pid).strip())
     return found.group(0) if found else None
+
+
+def ranks_in(pids: Sequence[object]) -> int:
+    """How many ranks a file of these pids merges: its rank labels when every pid has
+    one and there are two or more, else 0 (one rank's own trace)."""
+    labels = [rank_label(pid) for pid in pids]
+    if not labels or any(label is None for label in labels):
+        return 0
+    n = len(set(labels))
+    return n if n >= 2 else 0
 
 
 def rank_labels(trace: Trace) -> np.ndarray:

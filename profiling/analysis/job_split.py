@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from profiling.analysis.correlation import rank_label
+from profiling.analysis.correlation import rank_label, ranks_in
 from profiling.analysis.job import RankInfo, align_offsets
 from profiling.analysis.job_merge import Job, merge_ranks
 from profiling.trace.model import Group, Lane, Trace
@@ -35,11 +35,9 @@ _ROW_COLUMNS = ("ts_ns", "dur_ns", "name_id", "cat_id", "kind", "ph", "depth", "
 def rank_groups(trace: Trace) -> list[list[int]] | None:
     """The group indexes of each rank of a merged file, in the file's rank order; None
     unless every group carries a rank label and there are two labels or more."""
-    if not trace.groups:
+    if not ranks_in([g.pid for g in trace.groups]):
         return None
     labels = [rank_label(g.pid) for g in trace.groups]
-    if any(label is None for label in labels) or len(set(labels)) < 2:
-        return None
     first: dict[str, int] = {}  # label -> its first entry in the file
     by_label: dict[str, list[int]] = {}
     for g, label in zip(trace.groups, labels, strict=True):

@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace, as_analysed
+from profiling.analysis.correlation import ranks_in
 from profiling.analysis.launch_chain import attribution_counts
 from profiling.analysis.links import Links, LinkSource
 from profiling.analysis.orphans import CAUSES, orphan_causes, orphans_by_cause
@@ -79,7 +80,9 @@ def trace_stats(analysed: AnalysedTrace | Trace) -> dict[str, Any]:
     trace = a.trace
     return {
         "path": trace.path,
-        "rank": trace_rank(trace.metadata),  # distributedInfo: which rank of a job
+        # distributedInfo: which rank of a job; none for a file merging ranks (job_split),
+        # which keeps only its first rank's distributedInfo
+        "rank": None if ranks_in([g.pid for g in trace.groups]) else trace_rank(trace.metadata),
         "world_size": world_size(trace.metadata),
         "events": trace.n_entries,
         "rows": len(trace),

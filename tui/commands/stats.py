@@ -32,6 +32,7 @@ def _print(stats: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from profiling.analysis.correlation import ranks_in
     from profiling.analysis.ranks import rank_text
     from tui.fmt import fmt_time
     from tui.names import visible
@@ -41,6 +42,9 @@ def _print(stats: dict[str, Any]) -> None:
         console.width = 200
     rank = rank_text({"distributedInfo": {"rank": stats.get("rank"),
                                           "world_size": stats.get("world_size")}})
+    merged = ranks_in([lane["pid"] for lane in stats["lanes"]])
+    if merged:  # one file of several ranks (profiling.analysis.job_split)
+        rank = f"{merged} ranks merged in one file (attn-tui ranks shows each)"
     console.print(Text(
         f"{visible(stats['path'])}: {rank + ', ' if rank else ''}{stats['events']} events, "
         f"{stats['rows']} rows, {fmt_time(stats['duration_us'], 'us', digits=4)}, "
