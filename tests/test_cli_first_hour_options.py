@@ -77,3 +77,23 @@ def test_help_defaults_match_capture_config() -> None:
     for key, (gpu_default, cpu_default) in cli.SHAPE_DEFAULTS.items():
         assert (GPU_DEFAULTS[key], CPU_DEFAULTS[key]) == (gpu_default, cpu_default), key
     assert tuple(cli.VARIANTS) == tuple(VARIANT_NAMES)
+
+
+# ---- NumPy's huge-page hint (bench/bench_hugepage.py) ----
+
+
+def test_the_command_line_turns_numpy_s_huge_page_hint_off_unless_the_user_set_it() -> None:
+    """Set before numpy is first imported (nothing in ``tui`` imports it earlier), so it
+    takes effect; a value the user set is theirs."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, tui; before = 'numpy' in sys.modules; import os, tui.cli; "
+            "print(before, os.environ['NUMPY_MADVISE_HUGEPAGE'])")
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    for given, want in ((None, "False 0"), ("1", "False 1")):
+        run_env = env if given is None else {**env, "NUMPY_MADVISE_HUGEPAGE": given}
+        out = subprocess.run([sys.executable, "-c", code], env=run_env, text=True,
+                             capture_output=True, check=True).stdout.strip()
+        assert out == want
