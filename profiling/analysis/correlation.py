@@ -88,7 +88,10 @@ def other_rank(trace: Trace, device_rows: np.ndarray, call_rows: np.ndarray) -> 
     GPU.  In a merged file an id of one rank, whose call fell before the profiling
     window, is often some other rank's only call with that id (the DLRM job merged
     as SGLang does: 81 of its 2,244 GPU events were taken by another rank's call)."""
-    label = rank_labels(trace)[lane_process(trace)]
+    codes = rank_labels(trace)
+    if not (codes >= 0).any():  # one rank's own trace: no gathers over its rows
+        return np.zeros(call_rows.shape[0], dtype=bool)
+    label = codes[lane_process(trace)]
     a, b = label[trace.lane[call_rows]], label[trace.lane[device_rows]]
     return (a >= 0) & (b >= 0) & (a != b)
 

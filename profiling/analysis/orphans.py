@@ -96,7 +96,10 @@ def _host_rows(trace: Trace) -> np.ndarray:
 
 def _labels(trace: Trace, rows: np.ndarray) -> np.ndarray:
     """Per row, the code of its process's rank label (``correlation.rank_labels``), or -1."""
-    return rank_labels(trace)[lane_process(trace)][trace.lane[rows]]
+    codes = rank_labels(trace)
+    if not (codes >= 0).any():  # one rank's own trace: every row -1, no gather
+        return np.full(rows.shape[0], -1, dtype=np.int64)
+    return codes[lane_process(trace)][trace.lane[rows]]
 
 
 def _before_window(trace: Trace, links: Links, orphans: np.ndarray) -> np.ndarray:
