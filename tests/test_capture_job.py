@@ -152,13 +152,21 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def _as_in_a_terminal() -> None:
+    """Ctrl+C reaches the capture as it does in a terminal: a test run started in the
+    background by a script inherits SIGINT ignored, and the capture (rightly) kept it
+    so and ran its job to the end (a CI-like run here waited 600 s)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_stops_every_rank(tmp_path: Path, sig: signal.Signals) -> None:
     env = {**os.environ, "ATTN_TUI_CAPTURE_FAIL_RANK": "1", "ATTN_TUI_CAPTURE_FAIL": "hang"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tui.cli", "capture", "--nproc", "2", "--device", "cpu",
          "--variant", "sdpa_math", "--out", str(tmp_path), *TINY],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        preexec_fn=_as_in_a_terminal)
     pids: set[int] = set()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(pids) < 2:  # both ranks up, rank 1 hanging
