@@ -18,8 +18,8 @@ from typing import Any
 
 # NumPy's huge-page hint off for the columns a load builds, unless the user set it: they
 # are built once and touched once, and on a VM whose kernel compacts each huge page on
-# first touch (THP defrag "madvise") the 1 GB first open took 7-16 % longer with it, in 8
-# of 9 pairs (bench/bench_hugepage.py).  NumPy reads it once, on import: hence here.
+# first touch (THP defrag "madvise") the 1 GB first open took 7-16 % longer with it, in 7
+# of 8 pairs (bench/bench_hugepage.py).  NumPy reads it once, on import: hence here.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 VARIANTS = (
