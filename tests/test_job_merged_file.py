@@ -121,3 +121,16 @@ def test_stats_on_a_merged_file_names_no_single_rank(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tui.cli", "stats", merged], text=True,
                          capture_output=True, check=True).stdout
     assert "4 ranks merged in one file" in out.splitlines()[0]
+
+
+def test_compare_on_a_merged_file_compares_its_ranks(tmp_path):
+    """As ``compare DIR`` on the job's folder, each rank labelled ``<file> · rank K``."""
+    (tmp_path / "job").mkdir()
+    merged = _merged(tmp_path, straggler_job(tmp_path / "job"))
+    got, folder = cli_json("compare", merged), cli_json("compare", str(tmp_path / "job"))
+    assert [c["label"] for c in got] == [f"merged-x.trace · rank {k}" for k in range(4)]
+
+    def numbers(items: list[dict]) -> list[dict]:
+        return [{k: v for k, v in c.items() if k not in ("path", "label")} for c in items]
+
+    assert numbers(got) == numbers(folder)

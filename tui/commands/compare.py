@@ -28,7 +28,9 @@ def run(args: argparse.Namespace) -> int:
         raise AttnTuiError("no trace given", "compare", "give one or more trace files")
     paths = [p for group in group_paths(paths) for p in group]  # a job's ranks in rank order
     traces = [analysed_for_command(p, args) for p in paths]
-    items = compare_traces(traces, args.region)
+    items = _merged_ranks(traces[0], args.region) if len(traces) == 1 else None
+    if items is None:
+        items = compare_traces(traces, args.region)
     if args.json:
         doc = [item.as_json() for item in items]
         from profiling.analysis.json_text import dumps_indent1
@@ -39,6 +41,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print(items)
     return 0
+
+
+def _merged_ranks(analysed, region: str):  # noqa: ANN001,ANN202 - AnalysedTrace, items
+    """A file that merges a job's ranks (``job_split``) compared rank by rank, as a job's
+    folder is; None for any other trace.  Each rank is labelled ``<file> · rank K``."""
+    from dataclasses import replace
+
+    from profiling.analysis.analysed import AnalysedTrace
+    from profiling.analysis.compare import compare_traces
+    from profiling.analysis.job_split import rank_groups, rank_traces
+
+    groups = rank_groups(analysed.trace)
+    if groups is None:
+        return None
+    ranks = [AnalysedTrace(t) for t in rank_traces(analysed.trace, groups)]
+    return [replace(item, label=f"{item.label} · rank {item.rank}")
+            for item in compare_traces(ranks, region)]
 
 
 def _md_cell(text: str) -> str:
