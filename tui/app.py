@@ -139,11 +139,15 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
     def panes(self) -> list[TracePane]:
         return list(self.query(TracePane))
 
+    def _tabs(self) -> TabbedContent | None:
+        """The file tabs; None once they are gone (a tab switch still queued when the
+        app quits finds none)."""
+        return next(self.query("#files").results(TabbedContent), None)
+
     @property
     def pane(self) -> TracePane | None:
-        """The active file's pane: None on the Compare tab, and once the tabs are gone
-        (a tab switch still queued when the app quits finds no tabs)."""
-        tabs = next(self.query("#files").results(TabbedContent), None)
+        """The active file's pane: None on the Compare tab, and once the tabs are gone."""
+        tabs = self._tabs()
         if tabs is None:
             return None
         active = tabs.active_pane
@@ -156,7 +160,7 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
         if pane is not None:
             pane.show_view(pane.view)
             return
-        tabs = next(self.query("#files").results(TabbedContent), None)
+        tabs = self._tabs()
         shown = tabs.active_pane if tabs is not None else None
         for widget in shown.query("*") if shown is not None else []:
             focus_view = getattr(widget, "focus_view", None)
@@ -165,7 +169,7 @@ class AttnTuiApp(ReportingApp, App[int]):  # ReportingApp: a bug is reported, no
                 return
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if not self.query("#files"):
+        if self._tabs() is None:
             return  # quitting: the tabs are gone
         pane = self.pane
         if pane is not None:
