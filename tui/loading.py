@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from profiling.trace import Trace, load_trace
@@ -56,26 +55,14 @@ def analysed_for_command(path: str, args: Any = None) -> AnalysedTrace:
 
     analysed = AnalysedTrace(load_for_command(path, args))
     if is_new_index(analysed.trace) and analysis_store.available(analysed.trace):
-        _WARMING.append(_start_warming(analysed))
+        thread = threading.Thread(target=_warm_quietly, args=(analysed,),
+                                  name="attn-tui-warm", daemon=True)
+        thread.start()
+        _WARMING.append(thread)
     return analysed
 
 
-_WARMING: list[Callable[[], None]] = []
-"""A wait for each warm-up under way."""
-
-
-def _start_warming(analysed: AnalysedTrace) -> Callable[[], None]:
-    """The warm-up in the decoding pool's processes where that pays (a big trace,
-    cores to spare: ``warm_in_processes``), else on a daemon thread."""
-    from profiling.analysis.warm import warm_in_processes
-
-    finish = warm_in_processes(analysed)
-    if finish is not None:
-        return finish
-    thread = threading.Thread(target=_warm_quietly, args=(analysed,),
-                              name="attn-tui-warm", daemon=True)
-    thread.start()
-    return thread.join
+_WARMING: list[threading.Thread] = []
 
 
 def _warm_quietly(analysed: AnalysedTrace) -> None:
@@ -99,7 +86,7 @@ def finish_warming() -> None:
     except (OSError, ValueError):
         pass  # a closed pipe: the command's own exit code says so
     while _WARMING:
-        _WARMING.pop()()
+        _WARMING.pop().join()
 
 
 def load_job_for_command(paths: list[str], args: Any, command: str) -> Any:

@@ -150,16 +150,14 @@ GZIP_TEXT = "text.blocks"
 whole file on the first click, and the copy is about the gzip's size, not the text's."""
 
 
-def read_cache(path: Path, warnings: list[str],
-               folders: list[Path] | None = None) -> tuple[Trace, _Meta, Path] | None:
+def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta, Path] | None:
     """The cached model of ``path`` if a valid, current index exists; else None.
 
-    Also returns the index's folder (where a gzip trace's text is kept).  ``folders``:
-    where to look, when not where ``cache_dirs`` says.
+    Also returns the index's folder (where a gzip trace's text is kept).
     """
     try:
         key = cache_key(path)
-        folders = cache_dirs(path) if folders is None else folders
+        folders = cache_dirs(path)
     except OSError:
         return None
     for folder in folders:

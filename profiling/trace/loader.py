@@ -12,17 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from profiling.cores import usable_cores
-from profiling.errors import TraceError
 from profiling.trace.args import ChunkedArgs
 from profiling.trace.cache import GZIP_TEXT, MIN_CACHE_BYTES, read_cache, write_cache
 from profiling.trace.model import Trace
 from profiling.trace.reader import GZIP_MAGIC, TextSpans, check_path
-
-if TYPE_CHECKING:
-    from profiling.trace.cache import _Meta
 
 Progress = Callable[[str, float], None]
 """Called with (stage, fraction done in 0..1) while loading."""
@@ -67,8 +62,16 @@ def load_trace(
     if cacheable:
         hit = read_cache(Path(path), cache_warnings)
         if hit is not None:
+            trace, meta, folder = hit
+            text_file = folder / GZIP_TEXT if meta.gzipped else None
+            trace.args_source = ChunkedArgs(
+                TextSpans(str(path), st.st_size, st.st_mtime_ns, gzipped=meta.gzipped,
+                          text_file=str(text_file) if text_file and text_file.is_file() else None),
+                meta.chunk_spans,
+                meta.entry_starts,
+            )
             report("done", 1.0)
-            return _with_args(path, st, *hit)
+            return trace
     from profiling.trace.parse import parse  # here: a reopen (above) never parses
 
     workers = default_jobs() if workers is None else workers
@@ -78,32 +81,6 @@ def load_trace(
         write_cache(trace, Path(path), spans, entry_starts, gzip_text is not None, gzip_text)
     trace.warnings.extend(cache_warnings)  # about this open only: not stored in the index
     report("done", 1.0)
-    return trace
-
-
-def load_indexed(path: str | os.PathLike[str], folder: Path) -> Trace | None:
-    """The trace mapped from its index in ``folder``, or None when that index is not
-    there or not of the file as it is now.  Never parses: for a process that is
-    handed a trace another one has just indexed (``profiling.analysis.warm``)."""
-    try:
-        st = check_path(path)
-    except TraceError:
-        return None
-    hit = read_cache(Path(path), [], folders=[folder])
-    return None if hit is None else _with_args(path, st, *hit)
-
-
-def _with_args(path: str | os.PathLike[str], st: os.stat_result, trace: Trace, meta: _Meta,
-               folder: Path) -> Trace:
-    """A trace read from its index, with its ``args`` read from the file (or, for a gzip
-    trace, from the text the index keeps)."""
-    text_file = folder / GZIP_TEXT if meta.gzipped else None
-    trace.args_source = ChunkedArgs(
-        TextSpans(str(path), st.st_size, st.st_mtime_ns, gzipped=meta.gzipped,
-                  text_file=str(text_file) if text_file and text_file.is_file() else None),
-        meta.chunk_spans,
-        meta.entry_starts,
-    )
     return trace
 
 

@@ -179,13 +179,6 @@ def get_pool(workers: int) -> ProcessPoolExecutor:
         return pool
 
 
-def existing_pool() -> ProcessPoolExecutor | None:
-    """A pool this process has already started (the largest), or None: for work
-    that is worth a process only when one is idle anyway (``analysis.warm``)."""
-    with _LOCK:
-        return _POOLS[max(_POOLS)] if _POOLS else None
-
-
 def warm(workers: int) -> None:
     """Start the pool's workers now, so that their start (the forkserver importing the
     decoder, then forking) overlaps the parent's scan of the text instead of following it."""
