@@ -37,7 +37,11 @@ STEPS = (
     ("profiling.analysis.stats", "trace_stats"),
     ("profiling.analysis.links", "op_nesting"),
     ("profiling.analysis.links", "link_gpu_events"),
-    ("profiling.analysis.warm", "warm"),
+    ("profiling.analysis.warm", "warm"),  # the warm-up's halves, below
+    ("profiling.analysis.compare", "summarize_trace"),
+    ("profiling.analysis.key_averages", "key_averages"),
+    ("profiling.analysis.instance_kernels", "kernel_columns"),
+    ("profiling.analysis.findings", "trace_findings"),
 )
 
 
@@ -78,7 +82,8 @@ def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from tui import cli  # before NumPy: the command's own environment defaults
 
-    for module in ("profiling.trace.parse", "profiling.analysis.stats", "profiling.analysis.warm"):
+    for module in ("profiling.trace.parse", "profiling.analysis.stats", "profiling.analysis.warm",
+                   "profiling.analysis.analysed"):
         importlib.import_module(module)
     for module_name, name in STEPS:
         _wrap(module_name, name)
