@@ -8,7 +8,11 @@ main steps wrapped: each prints when it started and ended, in seconds from the
 interpreter's start, so serial stretches (the parent's merge, the analysis) and
 waits (the decoders, the warm-up) show as they happen.  The decoded chunks'
 arrival times say how evenly the decoders finished.  Wall-clock, one run: run
-it a few times and read the spread (the machines are shared).
+it a few times and read the spread (the machines are shared).  The wrapped
+modules are imported before the command starts its decoding pool, which
+``attn-tui`` itself starts while it imports them: the pool's start shows here
+about their import time (0.1-0.2 s) longer than it is; ``/usr/bin/time
+attn-tui stats FILE --json`` on an empty index gives the true total.
 """
 
 from __future__ import annotations
