@@ -9,14 +9,18 @@ processes and threads.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from profiling.trace.chunk import Chunk
+from profiling.trace.column_threads import in_threads
 from profiling.trace.kinds import category_kinds, device_types, kinds_by_name
 from profiling.trace.lanes import build_lanes, split_mixed_lanes
-from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace, narrow
+from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace
+from profiling.trace.sort_rows import row_order
+from profiling.trace.spare_arrays import PIECE, SpareArrays
 from profiling.trace.times import LIMIT_NS, NOT_A_NUMBER, OK
 
 _PHASE_KIND = {
@@ -50,9 +54,11 @@ def build_trace(
     """Merge chunks into one ``Trace`` (rows sorted by lane, start, -duration).
 
     Memory: each column is merged and taken from the chunks (``_merged``: a chunk's
-    copy can go as soon as the merged one exists), and a merged column is replaced
+    copy goes as soon as it is in the merged one), and a merged column is replaced
     by its sorted copy, one at a time; so the peak is about the trace's columns plus
     a few merged ones, not three copies of every column (chunks, merged, sorted).
+    A column made once another is spent goes where the spent one was
+    (``SpareArrays``): fresh memory is slow to touch.
     The chunks have no columns left when this returns.
     """
     warnings = list(warnings)
@@ -78,51 +84,67 @@ def build_trace(
     gpu_flow_end = (ph == ord("f")) & (cats == strings.get("ac2g", -1))  # a launch's kernel end
     keys, lane = split_mixed_lanes(list(lane_keys), lane, valid, kind, device, gpu_flow_end)
     meta = [m for c in chunks for m in c.meta]
-    lanes, groups, lane_remap = build_lanes(keys, lane[valid], kind[valid], meta, device[valid])
+    rows = None if valid.all() else np.flatnonzero(valid)  # None: every row, no gathers
+    del valid, gpu_flow_end
+    used = slice(None) if rows is None else rows
+    lanes, groups, lane_remap = build_lanes(keys, lane[used], kind[used], meta, device[used])
     lane = lane_remap[lane]
 
+    spare = SpareArrays()
     external_id = _merged(chunks, "external_id")  # breaks exact ties: see row_order
-    order = row_order(np.flatnonzero(valid), lane, ts_ns, dur_ns, external_id, _NESTS[kind])
-    del valid
-    lane = lane[order].astype(np.int32, copy=False)
-    lane_start = np.searchsorted(lane, np.arange(len(lanes) + 1)).astype(np.int64)
-    ts_ns, dur_ns, kind, external_id = ts_ns[order], dur_ns[order], kind[order], external_id[order]
-    depth = _depths(ts_ns, dur_ns, kind, lane_start)
-    for item in lanes:
-        lo, hi = int(lane_start[item.index]), int(lane_start[item.index + 1])
-        item.events = hi - lo
-        item.max_depth = int(depth[lo:hi].max()) if hi > lo else 0
-    names, cats, ph, device = names[order], cats[order], ph[order], device[order]
-    sorted_columns = _sorted_last(chunks, order, kind, lane, lanes)
-    entries = [np.asarray(first, dtype=np.int64) for first in entry_starts]
-    source_index = narrow(_merged(chunks, "entry", offsets=entries)[order])
+    order = row_order(rows, lane, ts_ns, dur_ns, external_id, _NESTS[kind], spare)
+    del rows
+    columns = {"ts_ns": ts_ns, "dur_ns": dur_ns, "kind": kind, "lane": lane, "name_id": names,
+               "cat_id": cats, "ph": ph, "device_type": device, "external_id": external_id}
+    del ts_ns, dur_ns, kind, lane, names, cats, ph, device, external_id
+    _put_in_order(columns, chunks, entry_starts, order, lanes, spare)
     return Trace(
         path=path,
         n_entries=sum(c.n_entries for c in chunks),
         strings=string_list,
-        ts_ns=ts_ns,
-        dur_ns=dur_ns,
-        name_id=narrow(names, np.int16, np.int32),
-        cat_id=narrow(cats, np.int16, np.int32),
-        kind=kind,
-        ph=ph,
-        lane=lane,
-        depth=depth,
-        source_index=source_index,
         lanes=lanes,
-        lane_start=lane_start,
         groups=groups,
         metadata=metadata,
         warnings=warnings,
         args_source=args_source,
-        device_type=device,
-        external_id=narrow(external_id),
-        **sorted_columns,
+        **columns,
     )
 
 
-_SORTED_LAST = ("correlation", "stream", "op_input")  # merged only once rows are sorted
 _TAKEN = np.zeros(0, dtype=np.int8)
+
+
+def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_starts: list[int],
+                  order: np.ndarray, lanes: list[Lane], spare: SpareArrays) -> None:
+    """Replace each merged column by its rows in ``order`` (ids narrowed: ``narrow``),
+    merge the columns still in the chunks straight into that order, add ``depth``
+    and ``lane_start``, and count each lane's events and depth; in place.
+
+    The order of the steps lets each column go where a spent one was (``spare``)."""
+    lane = columns["lane"] = spare.reorder(columns["lane"], order)
+    lane_start = np.searchsorted(lane, np.arange(len(lanes) + 1)).astype(np.int64)
+    for key in ("ts_ns", "dur_ns", "kind"):
+        columns[key] = spare.reorder(columns[key], order)
+    for key in ("name_id", "cat_id"):
+        columns[key] = spare.narrow_reorder(columns[key], order, np.int16, np.int32)
+    depth = _depths(columns["ts_ns"], columns["dur_ns"], columns["kind"], lane_start, spare)
+    for item in lanes:
+        lo, hi = int(lane_start[item.index]), int(lane_start[item.index + 1])
+        item.events = hi - lo
+        item.max_depth = int(depth[lo:hi].max()) if hi > lo else 0
+    for key in ("ph", "device_type"):
+        columns[key] = spare.reorder(columns[key], order)
+    columns["external_id"] = spare.narrow_reorder(columns["external_id"], order)
+    columns["correlation"] = spare.narrow_reorder(_merged(chunks, "correlation", spare=spare),
+                                                  order)
+    stream = spare.reorder(_merged(chunks, "stream", spare=spare), order)
+    _streams_from_lanes(stream, columns["kind"], lane, lanes)
+    columns["stream"] = spare.narrow(stream)
+    columns["op_input"] = spare.reorder(_merged(chunks, "op_input", spare=spare), order)
+    entries = [np.asarray(first, dtype=np.int64) for first in entry_starts]
+    merged = _merged(chunks, "entry", offsets=entries, spare=spare)
+    columns["source_index"] = spare.narrow_reorder(merged, order)
+    columns.update(depth=depth, lane_start=lane_start)
 
 
 def _merged(
@@ -130,30 +152,38 @@ def _merged(
     key: str,
     maps: list[np.ndarray] | None = None,
     offsets: list[np.ndarray] | None = None,
+    spare: SpareArrays | None = None,
 ) -> np.ndarray:
     """Column ``key`` of every chunk in one array (chunk-local ids through that chunk's
-    map, ``offsets`` added), taken from the chunks so their copies can go."""
+    map, ``offsets`` added), taken from the chunks: each chunk's copy goes once it is
+    in the merged array (a spent one from ``spare`` when there is one)."""
     parts = []
+    dtypes = []
     for i, chunk in enumerate(chunks):
         part = getattr(chunk, key)
         setattr(chunk, key, _TAKEN)
-        if maps is not None:
-            part = maps[i][part]
-        if offsets is not None:
-            part = part + offsets[i]
         parts.append(part)
-    return np.concatenate(parts)
+        dtypes.append(maps[i].dtype if maps is not None else
+                      np.result_type(part, offsets[i]) if offsets is not None else part.dtype)
+    total = sum(part.shape[0] for part in parts)
+    out = (spare.empty if spare is not None else _empty)(total, np.result_type(*dtypes))
+    parts.reverse()  # popped in chunk order: each part goes once copied
+    lo = 0
+    for i in range(len(chunks)):
+        part = parts.pop()
+        hi = lo + part.shape[0]
+        if maps is not None:
+            out[lo:hi] = maps[i][part]
+        elif offsets is not None:
+            np.add(part, offsets[i], out=out[lo:hi])
+        else:
+            out[lo:hi] = part
+        lo = hi
+    return out
 
 
-def _sorted_last(chunks: list[Chunk], order: np.ndarray, kind: np.ndarray, lane: np.ndarray,
-                 lanes: list[Lane]) -> dict[str, np.ndarray]:
-    """The columns merged once rows are sorted (``_SORTED_LAST``), streams completed,
-    ids as int32 where they fit (``narrow``)."""
-    columns = {key: _merged(chunks, key)[order] for key in _SORTED_LAST}
-    _streams_from_lanes(columns["stream"], kind, lane, lanes)
-    for key in ("correlation", "stream"):
-        columns[key] = narrow(columns[key])
-    return columns
+def _empty(length: int, dtype: Any) -> np.ndarray:
+    return np.empty(length, dtype=dtype)
 
 
 def _streams_from_lanes(stream: np.ndarray, kind: np.ndarray, lane: np.ndarray,
@@ -237,138 +267,59 @@ def _pair_begin_end(
         warnings.append(f"{unmatched_begin} 'B' events never ended; shown with zero duration")
 
 
-def row_order(
-    rows: np.ndarray,
-    lane: np.ndarray,
-    ts: np.ndarray,
-    dur: np.ndarray,
-    external_id: np.ndarray | None = None,
-    nests: np.ndarray | None = None,
-) -> np.ndarray:
-    """``rows`` sorted by (lane, ts, -dur), full ties in their given order: what
-    ``np.lexsort((-dur, ts, lane))`` gives, in about two thirds of its time.
-
-    One stable sort of a combined (lane, ts) key (the rows come in file order, which
-    is nearly sorted by time, and a stable sort runs through sorted stretches), then
-    only the rows that share a (lane, ts) (a fifth of a Kineto trace's) are ordered by
-    -dur, again by one combined key.  Values too far apart for a combined key to fit
-    int64 take the lexsort.
-
-    With ``external_id``, rows of a full (lane, ts, dur) tie that have one (>= 0) are
-    put in ascending External id order among the places they hold; rows without one
-    keep their places.  The first of a tie nests as the parent, and file order made
-    ``aten::detach``/``detach`` swap parent and child (and their self time) in a
-    reversed or shuffled file; Kineto numbers a parent op before its children (all 68
-    such ties in the real traces are in External id order in the file).
-
-    With ``nests`` (1: an op or annotation, 2: a runtime or driver call, 0: other), a
-    full tie holding an op and a call has its calls after its other rows: a call is
-    never the parent of an op.  An op made of one launch
-    can start and end with it (at microsecond resolution), and the call carries the
-    op's External id, so only file order told them apart, and a call written first
-    took the op as its child (in a shuffled file ``table`` lost the op's device
-    time).  torch's own event list holds the ops before the runtime calls.
-    """
-    if rows.size < 2:
-        return rows
-    lanes, times = lane[rows].astype(np.int64), ts[rows]
-    base = int(times.min())
-    width = int(times.max()) - base + 1
-    if (int(lanes.max()) + 1) * width >= 2**62:
-        ordered = rows[np.lexsort((-dur[rows], times, lanes))]
-        if external_id is None and nests is None:
-            return ordered
-        same = (lane[ordered][1:] == lane[ordered][:-1]) & (ts[ordered][1:] == ts[ordered][:-1])
-        group = np.cumsum(np.concatenate(([True], ~same)))
-        if external_id is not None:
-            ordered = _external_id_first(ordered, group, dur[ordered], external_id[ordered])
-        return _leaves_last(ordered, group, dur[ordered], None if nests is None else nests[ordered])
-    key = lanes * width + (times - base)
-    order = np.argsort(key, kind="stable")
-    tie = key[order[1:]] == key[order[:-1]]
-    if tie.any():
-        shared = np.zeros(order.size, dtype=bool)
-        shared[1:] |= tie
-        shared[:-1] |= tie
-        at = np.flatnonzero(shared)
-        group = np.cumsum(shared & ~np.concatenate(([False], tie)))[at]
-        tied = order[at]
-        tied_dur = dur[rows[tied]]
-        shift = min(int(tied_dur.min()), 0)
-        longest = int(tied_dur.max()) - shift + 1
-        if int(group[-1] + 1) * longest < 2**62:  # (group, -dur) as one key, as above
-            by = group * longest + (longest - 1 - (tied_dur - shift))
-            tied = tied[np.argsort(by, kind="stable")]
-        else:
-            tied = tied[np.lexsort((-tied_dur, group))]
-        if external_id is not None:
-            tied_rows = rows[tied]
-            tied = _external_id_first(tied, group, dur[tied_rows], external_id[tied_rows])
-        if nests is not None:
-            tied = _leaves_last(tied, group, dur[rows[tied]], nests[rows[tied]])
-        order[at] = tied
-    return rows[order]
-
-
-def _external_id_first(
-    tied: np.ndarray, group: np.ndarray, dur: np.ndarray, external_id: np.ndarray
-) -> np.ndarray:
-    """``tied`` (sorted by group, then -dur) with each run of equal (group, dur) put in
-    ascending ``external_id`` order among its rows that have one (stable, so equal ids
-    keep their order); rows with -1 stay where they are."""
-    same = (group[1:] == group[:-1]) & (dur[1:] == dur[:-1])
-    if not same.any():
-        return tied
-    shared = np.zeros(tied.size, dtype=bool)
-    shared[1:] |= same
-    shared[:-1] |= same
-    run = np.cumsum(~np.concatenate(([False], same)))
-    at = np.flatnonzero(shared & (external_id >= 0))
-    if at.size < 2:
-        return tied
-    moved = at[np.lexsort((external_id[at], run[at]))]
-    out = tied.copy()
-    out[at] = tied[moved]
-    return out
-
-
-def _leaves_last(
-    tied: np.ndarray, group: np.ndarray, dur: np.ndarray, nests: np.ndarray | None
-) -> np.ndarray:
-    """``tied`` (sorted by group, then -dur) with the calls (``nests`` 2) of each run of
-    equal (group, dur) that also holds an op (``nests`` 1) moved after its other rows,
-    both in their order (a stable sort); other runs as they are."""
-    if nests is None or not (nests == 2).any() or not (nests == 1).any():
-        return tied
-    same = (group[1:] == group[:-1]) & (dur[1:] == dur[:-1])
-    run = np.cumsum(np.concatenate(([True], ~same)))
-    size = int(run[-1]) + 1
-    mixed = (np.bincount(run, nests == 1, size) > 0) & (np.bincount(run, nests == 2, size) > 0)
-    late = (nests == 2) & mixed[run]
-    if not late.any():
-        return tied
-    return tied[np.lexsort((late, run))]
-
-
 def _depths(
-    ts: np.ndarray, dur: np.ndarray, kind: np.ndarray, lane_start: np.ndarray
+    ts: np.ndarray, dur: np.ndarray, kind: np.ndarray, lane_start: np.ndarray,
+    spare: SpareArrays | None = None,
 ) -> np.ndarray:
     """Nesting depth per row, lane by lane (rows sorted by start, longest first).
 
     A row's depth is the number of earlier slices on its lane still open at its
     start: (slices opened before it) - (slices that ended by its start), both
     counted with numpy.  Instants, flows and zero-length slices open nothing.
+    Each lane's ends are sorted, then its rows counted piece by piece (a piece's
+    scratch is reused, not fresh memory), lanes and then pieces on threads.
     """
-    depth = np.zeros(len(ts), dtype=np.int16)
+    depth = (spare or SpareArrays()).empty(len(ts), np.int16)
+    depth.fill(0)
     opens = (kind != Kind.INSTANT) & (kind != Kind.FLOW) & (dur > 0)
-    for lane in range(len(lane_start) - 1):
-        lo, hi = int(lane_start[lane]), int(lane_start[lane + 1])
-        if hi - lo < 2:
-            continue
-        lane_opens = opens[lo:hi]
-        opened_before = np.cumsum(lane_opens) - lane_opens
-        # stable: a merge sort, fast on ends that come nearly sorted (6x here)
-        ends = np.sort((ts[lo:hi] + dur[lo:hi])[lane_opens], kind="stable")
-        closed_by = np.searchsorted(ends, ts[lo:hi], side="right")
-        depth[lo:hi] = np.clip(opened_before - closed_by, 0, 32767)
+    bounds = zip(lane_start[:-1].tolist(), lane_start[1:].tolist(), strict=True)
+    spans = [(lo, hi) for lo, hi in bounds if hi - lo >= 2]
+    ends = in_threads(*(partial(_lane_ends, ts, dur, opens[lo:hi], lo) for lo, hi in spans))
+    pieces = []
+    for (lo, hi), lane_ends in zip(spans, ends, strict=True):
+        opened = 0  # slices opened on the lane before the piece
+        for start in range(lo, hi, PIECE):
+            stop = min(start + PIECE, hi)
+            pieces.append(partial(_piece_depths, depth, ts, opens, lane_ends, start, stop, opened))
+            opened += int(np.count_nonzero(opens[start:stop]))
+    in_threads(*pieces)
     return depth
+
+
+def _lane_ends(ts: np.ndarray, dur: np.ndarray, opens: np.ndarray, lo: int) -> np.ndarray:
+    """Sorted ends (ts + dur) of a lane's rows that open a slice (``opens``: the
+    lane's, from row ``lo``), filled piece by piece."""
+    ends = np.empty(int(np.count_nonzero(opens)), dtype=np.int64)
+    at = 0
+    for start in range(0, opens.shape[0], PIECE):
+        piece = opens[start:start + PIECE]
+        rows = slice(lo + start, lo + start + piece.shape[0])
+        part = ts[rows][piece]
+        part += dur[rows][piece]
+        ends[at:at + part.shape[0]] = part
+        at += part.shape[0]
+    ends.sort(kind="stable")  # a merge sort, fast on ends that come nearly sorted (6x here)
+    return ends
+
+
+def _piece_depths(depth: np.ndarray, ts: np.ndarray, opens: np.ndarray, ends: np.ndarray,
+                  start: int, stop: int, opened: int) -> None:
+    """``depth[start:stop]`` of a piece of one lane (``ends``: the lane's, sorted;
+    ``opened``: slices the lane opened before the piece)."""
+    piece = opens[start:stop]
+    count = np.cumsum(piece, dtype=np.int64)
+    count -= piece
+    count += opened  # slices opened before each row
+    count -= np.searchsorted(ends, ts[start:stop], side="right")  # less those ended by it
+    np.clip(count, 0, 32767, out=count)
+    depth[start:stop] = count

@@ -14,6 +14,7 @@ import numpy as np
 
 from profiling.trace.events import MetaEvent
 from profiling.trace.model import DEVICE_TYPE_NAMES, DeviceType, Group, Kind, Lane, LaneKind
+from profiling.trace.spare_arrays import PIECE
 
 _GPU_KINDS = np.array(
     [Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_ANNOTATION], dtype=np.uint8
@@ -23,9 +24,28 @@ _CPU_KINDS = np.array(
 )
 
 
-_SIDE = np.zeros(256, dtype=np.int64)
+_SIDE = np.zeros(256, dtype=np.uint8)
 _SIDE[_CPU_KINDS] = 1
 _SIDE[[Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET]] = 2  # device work
+_ROLE = np.zeros(256, dtype=np.uint8)  # _lane_drafts: 1 a host kind, 2 a device kind
+_ROLE[_CPU_KINDS] = 1
+_ROLE[_GPU_KINDS] = 2
+
+
+def lane_code_counts(lane: np.ndarray, code: np.ndarray, n_lanes: int, n_codes: int) -> np.ndarray:
+    """Rows per (lane, code), an (n_lanes, n_codes) array (codes: small ints >= 0).
+
+    One ``np.bincount`` of a combined key, piece by piece: over every row at once the
+    key (as intp, which bincount wants) was 25 MB of fresh memory on a 1 GB trace,
+    slower to touch than to count; a piece's scratch is reused."""
+    size = n_lanes * n_codes
+    counts = np.zeros(size, dtype=np.int64)
+    for lo in range(0, lane.shape[0], PIECE):
+        key = lane[lo:lo + PIECE].astype(np.intp)
+        key *= n_codes
+        key += code[lo:lo + PIECE]
+        counts += np.bincount(key, minlength=size)[:size]
+    return counts.reshape(n_lanes, n_codes)
 
 
 def split_mixed_lanes(
@@ -49,12 +69,12 @@ def split_mixed_lanes(
     """
     n = len(keys)
     side = _SIDE[kind]  # 0 neither, 1 host, 2 device work: one pass, no np.isin
-    seen = np.bincount((lane[valid].astype(np.int64) << 2) | side[valid], minlength=4 * n)
-    seen = seen[: 4 * n].reshape(n, 4) if n else np.zeros((0, 4), dtype=np.int64)
+    side *= valid  # rows that are not used count as neither
+    seen = lane_code_counts(lane, side, n, 3)
     mixed = np.flatnonzero((seen[:, 1] > 0) & (seen[:, 2] > 0))
     if not mixed.size:
         return keys, lane
-    new_id = np.full(max(n, 1), -1, dtype=np.int64)
+    new_id = np.full(max(n, 1), -1, dtype=np.int32)
     new_id[mixed] = np.arange(n, n + mixed.size)
     keys = keys + [keys[i] for i in mixed.tolist()]
     moving = np.flatnonzero(((device != 0) | gpu_flow_end) & (new_id[lane] >= 0))
@@ -101,7 +121,10 @@ def build_lanes(
     drafts = _lane_drafts(keys, lane_of_row, kind_of_row)
     lane_device = np.zeros(max(n, 1), dtype=np.int64)
     if device_of_row is not None and device_of_row.shape[0]:
-        np.maximum.at(lane_device, lane_of_row, device_of_row.astype(np.int64))
+        codes = int(device_of_row.max()) + 1
+        present = lane_code_counts(lane_of_row, device_of_row, n, codes) > 0
+        highest = codes - 1 - np.argmax(present[:, ::-1], axis=1)  # the lane's largest type
+        lane_device[:n] = np.where(present.any(axis=1), highest, 0)
     group_device: dict[Any, int] = {}
     for i, pid, _, _ in drafts:
         group_device[pid] = max(group_device.get(pid, 0), int(lane_device[i]))
@@ -165,8 +188,8 @@ def _lane_drafts(
     """(lane id, pid, tid, lane kind) of every lane: GPU where device events are
     the majority, CPU where host events are, else other."""
     n = len(keys)
-    gpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _GPU_KINDS)], minlength=n)
-    cpu_rows = np.bincount(lane_of_row[np.isin(kind_of_row, _CPU_KINDS)], minlength=n)
+    rows = lane_code_counts(lane_of_row, _ROLE[kind_of_row], n, 3)
+    cpu_rows, gpu_rows = rows[:, 1], rows[:, 2]
     drafts = []
     for i, (pid, tid) in enumerate(keys):
         if gpu_rows[i] > 0 and gpu_rows[i] >= cpu_rows[i]:

@@ -1,0 +1,52 @@
+"""Independent numpy steps of ``columns.build_trace`` run side by side on threads.
+
+WHY: ``build_trace`` runs serially in the loading process after the parallel
+decode, and on a 1 GB trace most of its time is numpy filling fresh arrays
+(merges, gathers in sorted order, per-lane depths): first touches of new memory,
+slow on VMs.  NumPy releases the GIL in fancy indexing, ``concatenate``, sorts
+and ufuncs, so steps that do not depend on one another overlap on threads.  No
+process is forked: the columns stay where they are.
+
+The pool is made on first use and kept (one per process, ``usable_cores`` threads,
+at most ``MAX_THREADS``); with one core the steps run inline, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from profiling.cores import usable_cores
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+MAX_THREADS = 8
+
+
+def in_threads(*steps: Callable[[], Any]) -> list[Any]:
+    """Each step's result, in the order given; the steps run at once on the pool
+    (inline when there is one step or one core).  The first exception a step
+    raises is raised here, once every step has finished (none is left writing
+    into arrays the caller goes on with).  A step must not call ``in_threads``:
+    it would wait on the pool it holds a thread of."""
+    pool = _pool() if len(steps) > 1 else None
+    if pool is None:
+        return [step() for step in steps]
+    from concurrent.futures import wait
+
+    futures = [pool.submit(step) for step in steps]
+    wait(futures)
+    return [future.result() for future in futures]
+
+
+@cache
+def _pool() -> ThreadPoolExecutor | None:
+    workers = min(MAX_THREADS, usable_cores())
+    if workers < 2:
+        return None
+    # here, not at the top: a reopen (no build_trace) skips concurrent.futures
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attn-tui columns")
