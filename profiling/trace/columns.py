@@ -68,15 +68,15 @@ def build_trace(
     lane_keys: dict[tuple[Any, Any], int] = {}
     string_maps = [_remap(chunk.strings, strings) for chunk in chunks]
     lane_maps = [_remap(chunk.lane_keys, lane_keys) for chunk in chunks]
-    names = _merged(chunks, "name_id", string_maps).astype(np.int32, copy=False)
-    cats = _merged(chunks, "cat_id", string_maps).astype(np.int32, copy=False)
-    lane = _merged(chunks, "lane", lane_maps).astype(np.int32, copy=False)
-    col = {key: _merged(chunks, key) for key in ("ts_ns", "dur_ns", "ts_state", "dur_state", "ph")}
+    maps = {"name_id": string_maps, "cat_id": string_maps, "lane": lane_maps}
+    merges = (partial(_merged, chunks, key, maps.get(key)) for key in _MERGED_FIRST)
+    col = dict(zip(_MERGED_FIRST, in_threads(*merges), strict=True))
+    names, cats, lane = (col.pop(key).astype(np.int32, copy=False) for key in maps)
+    ts_ns, dur_ns, ph, external_id = col["ts_ns"], col["dur_ns"], col["ph"], col["external_id"]
     string_list = list(strings)
-    ts_ns, dur_ns, ph = col["ts_ns"], col["dur_ns"], col["ph"]
     kind = kinds_by_name(_kinds(ph, cats, string_list), cats, names, string_list)
     by_category = np.array([int(d) for d in device_types(string_list)], dtype=np.uint8)
-    device = np.where(_SLICE_TABLE[ph], by_category[cats], 0).astype(np.uint8)
+    device = np.where(_SLICE_TABLE[ph], by_category[cats], 0).astype(np.uint8, copy=False)
 
     valid = _usable_rows(col, warnings)
     del col
@@ -88,10 +88,10 @@ def build_trace(
     del valid, gpu_flow_end
     used = slice(None) if rows is None else rows
     lanes, groups, lane_remap = build_lanes(keys, lane[used], kind[used], meta, device[used])
-    lane = lane_remap[lane]
+    for lo in range(0, lane.shape[0], PIECE):  # lane_remap[lane], in place
+        lane[lo:lo + PIECE] = lane_remap[lane[lo:lo + PIECE]]
 
     spare = SpareArrays()
-    external_id = _merged(chunks, "external_id")  # breaks exact ties: see row_order
     order = row_order(rows, lane, ts_ns, dur_ns, external_id, _NESTS[kind], spare)
     del rows
     columns = {"ts_ns": ts_ns, "dur_ns": dur_ns, "kind": kind, "lane": lane, "name_id": names,
@@ -112,6 +112,9 @@ def build_trace(
 
 
 _TAKEN = np.zeros(0, dtype=np.int8)
+# merged first, side by side, largest first; external_id breaks exact ties (row_order)
+_MERGED_FIRST = ("ts_ns", "dur_ns", "external_id", "name_id", "cat_id", "lane", "ph", "ts_state",
+                 "dur_state")
 
 
 def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_starts: list[int],
@@ -122,7 +125,8 @@ def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_sta
 
     The order of the steps lets each column go where a spent one was (``spare``)."""
     lane = columns["lane"] = spare.reorder(columns["lane"], order)
-    lane_start = np.searchsorted(lane, np.arange(len(lanes) + 1)).astype(np.int64)
+    lane_ids = np.arange(len(lanes) + 1, dtype=lane.dtype)  # as int64, lane would be cast
+    lane_start = np.searchsorted(lane, lane_ids).astype(np.int64)
     for key in ("ts_ns", "dur_ns", "kind"):
         columns[key] = spare.reorder(columns[key], order)
     for key in ("name_id", "cat_id"):
@@ -229,7 +233,8 @@ def _remap(local: list[Any], global_ids: dict[Any, int]) -> np.ndarray:
 def _kinds(ph: np.ndarray, cat_id: np.ndarray, strings: list[str]) -> np.ndarray:
     """Slices take their kind from the category; other phases from the phase letter."""
     by_category = np.array([int(k) for k in category_kinds(strings)], dtype=np.uint8)
-    return np.where(_SLICE_TABLE[ph], by_category[cat_id], _PHASE_TABLE[ph]).astype(np.uint8)
+    kind = np.where(_SLICE_TABLE[ph], by_category[cat_id], _PHASE_TABLE[ph])
+    return kind.astype(np.uint8, copy=False)
 
 
 def _pair_begin_end(
@@ -320,6 +325,12 @@ def _piece_depths(depth: np.ndarray, ts: np.ndarray, opens: np.ndarray, ends: np
     count = np.cumsum(piece, dtype=np.int64)
     count -= piece
     count += opened  # slices opened before each row
-    count -= np.searchsorted(ends, ts[start:stop], side="right")  # less those ended by it
+    times = ts[start:stop]
+    # less those ended by it: found among the ends from the piece's first start to its
+    # last (a binary search over far fewer ends; rows come sorted, min/max in any case)
+    lo, hi = np.searchsorted(ends, [times.min(), times.max()], side="right").tolist()
+    closed = np.searchsorted(ends[lo:hi], times, side="right")
+    closed += lo
+    count -= closed
     np.clip(count, 0, 32767, out=count)
     depth[start:stop] = count

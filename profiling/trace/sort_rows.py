@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
+from profiling.trace.column_threads import in_threads
 from profiling.trace.spare_arrays import PIECE, SpareArrays
 
 
@@ -64,9 +67,31 @@ def row_order(
     if spare is not None:
         spare.give(key)
     del key
-    if tie.any():
-        _order_ties(order, tie, rows, dur, external_id, nests)
+    # the runs of ties, piece by piece (a run never crosses pieces), side by side
+    in_threads(*(
+        partial(_order_ties, order[lo:hi], tie[lo : hi - 1], rows, dur, external_id, nests)
+        for lo, hi in _pieces(tie)
+        if tie[lo : hi - 1].any()
+    ))
     return order if rows is None else rows[order]
+
+
+def _pieces(tie: np.ndarray) -> list[tuple[int, int]]:
+    """Places ``0 .. len(tie)`` cut into pieces of about ``PIECE``, never inside a run of
+    ties (``tie[i]``: place i + 1 holds the key of place i)."""
+    count = tie.shape[0] + 1
+    pieces = []
+    lo = 0
+    while lo < count:
+        hi = lo + PIECE
+        if hi < count and tie[hi - 1]:  # move the cut to the end of the run
+            near = tie[hi - 1 : hi - 1 + PIECE]
+            rest = near if not near.all() else tie[hi - 1 :]
+            first = int(np.argmin(rest))  # the first place that does not tie the next
+            hi = count if rest[first] else hi + first
+        pieces.append((lo, min(hi, count)))
+        lo = hi
+    return pieces
 
 
 def _equal_neighbours(key: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -87,9 +112,9 @@ def _order_ties(
     external_id: np.ndarray | None,
     nests: np.ndarray | None,
 ) -> None:
-    """Order the runs of equal (lane, ts) in ``order`` (``tie``: a place holds the key of
-    the place before it) by -dur, then ``external_id`` and ``nests`` (see ``row_order``);
-    in place."""
+    """Order the runs of equal (lane, ts) in ``order`` (``tie[i]``: place i + 1 holds the
+    key of place i; some do) by -dur, then ``external_id`` and ``nests`` (see
+    ``row_order``); in place."""
     after = np.zeros(order.shape[0], dtype=bool)  # a place ties with the one before it
     after[1:] = tie
     shared = after.copy()
