@@ -74,13 +74,12 @@ def build_trace(
     names, cats, lane = (col.pop(key).astype(np.int32, copy=False) for key in maps)
     ts_ns, dur_ns, ph, external_id = col["ts_ns"], col["dur_ns"], col["ph"], col["external_id"]
     string_list = list(strings)
-    kind = kinds_by_name(_kinds(ph, cats, string_list), cats, names, string_list)
-    by_category = np.array([int(d) for d in device_types(string_list)], dtype=np.uint8)
-    device = np.where(_SLICE_TABLE[ph], by_category[cats], 0).astype(np.uint8, copy=False)
-
-    valid = _usable_rows(col, warnings)
+    kind, device, valid = in_threads(
+        partial(_row_kinds, ph, cats, names, string_list),
+        partial(_devices, ph, cats, string_list),
+        partial(_usable_paired_rows, col, lane, warnings),
+    )
     del col
-    _pair_begin_end(ph, lane, ts_ns, dur_ns, valid, warnings)
     gpu_flow_end = (ph == ord("f")) & (cats == strings.get("ac2g", -1))  # a launch's kernel end
     keys, lane = split_mixed_lanes(list(lane_keys), lane, valid, kind, device, gpu_flow_end)
     meta = [m for c in chunks for m in c.meta]
@@ -124,31 +123,52 @@ def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_sta
     and ``lane_start``, and count each lane's events and depth; in place.
 
     The order of the steps lets each column go where a spent one was (``spare``)."""
-    lane = columns["lane"] = spare.reorder(columns["lane"], order)
+    first = ("ts_ns", "dur_ns", "kind", "lane", "name_id", "cat_id")  # what depths need first
+    in_threads(*(partial(_reorder_column, columns, key, order, spare) for key in first))
+    lane = columns["lane"]
     lane_ids = np.arange(len(lanes) + 1, dtype=lane.dtype)  # as int64, lane would be cast
     lane_start = np.searchsorted(lane, lane_ids).astype(np.int64)
-    for key in ("ts_ns", "dur_ns", "kind"):
-        columns[key] = spare.reorder(columns[key], order)
-    for key in ("name_id", "cat_id"):
-        columns[key] = spare.narrow_reorder(columns[key], order, np.int16, np.int32)
     depth = _depths(columns["ts_ns"], columns["dur_ns"], columns["kind"], lane_start, spare)
     for item in lanes:
         lo, hi = int(lane_start[item.index]), int(lane_start[item.index + 1])
         item.events = hi - lo
         item.max_depth = int(depth[lo:hi].max()) if hi > lo else 0
-    for key in ("ph", "device_type"):
-        columns[key] = spare.reorder(columns[key], order)
-    columns["external_id"] = spare.narrow_reorder(columns["external_id"], order)
-    columns["correlation"] = spare.narrow_reorder(_merged(chunks, "correlation", spare=spare),
-                                                  order)
-    stream = spare.reorder(_merged(chunks, "stream", spare=spare), order)
-    _streams_from_lanes(stream, columns["kind"], lane, lanes)
-    columns["stream"] = spare.narrow(stream)
-    columns["op_input"] = spare.reorder(_merged(chunks, "op_input", spare=spare), order)
     entries = [np.asarray(first, dtype=np.int64) for first in entry_starts]
-    merged = _merged(chunks, "entry", offsets=entries, spare=spare)
-    columns["source_index"] = spare.narrow_reorder(merged, order)
+    merge = partial(_merge_column, columns, chunks, order, spare)
+    in_threads(
+        partial(merge, "stream", "stream"),
+        partial(merge, "correlation", "correlation"),
+        partial(merge, "entry", "source_index", entries),
+        partial(_reorder_column, columns, "external_id", order, spare),
+        partial(merge, "op_input", "op_input"),
+        partial(_reorder_column, columns, "ph", order, spare),
+        partial(_reorder_column, columns, "device_type", order, spare),
+    )
+    _streams_from_lanes(columns["stream"], columns["kind"], lane, lanes)
+    columns["stream"] = spare.narrow(columns["stream"])
     columns.update(depth=depth, lane_start=lane_start)
+
+
+_NARROWED = {"name_id": (np.int16, np.int32), "cat_id": (np.int16, np.int32),
+             "external_id": (np.int32, np.int64), "correlation": (np.int32, np.int64),
+             "source_index": (np.int32, np.int64)}
+
+
+def _reorder_column(columns: dict[str, np.ndarray], key: str, order: np.ndarray,
+                    spare: SpareArrays) -> None:
+    """``columns[key]`` in ``order`` (narrowed: ``_NARROWED``)."""
+    if key in _NARROWED:
+        columns[key] = spare.narrow_reorder(columns[key], order, *_NARROWED[key])
+    else:
+        columns[key] = spare.reorder(columns[key], order)
+
+
+def _merge_column(columns: dict[str, np.ndarray], chunks: list[Chunk], order: np.ndarray,
+                  spare: SpareArrays, key: str, name: str,
+                  offsets: list[np.ndarray] | None = None) -> None:
+    """``columns[name]``: the chunks' ``key`` merged, in ``order``."""
+    columns[name] = _merged(chunks, key, offsets=offsets, spare=spare)
+    _reorder_column(columns, name, order, spare)
 
 
 def _merged(
@@ -235,6 +255,26 @@ def _kinds(ph: np.ndarray, cat_id: np.ndarray, strings: list[str]) -> np.ndarray
     by_category = np.array([int(k) for k in category_kinds(strings)], dtype=np.uint8)
     kind = np.where(_SLICE_TABLE[ph], by_category[cat_id], _PHASE_TABLE[ph])
     return kind.astype(np.uint8, copy=False)
+
+
+def _row_kinds(ph: np.ndarray, cat_id: np.ndarray, name_id: np.ndarray,
+               strings: list[str]) -> np.ndarray:
+    """``Kind`` of each row (``_kinds``, then ``kinds_by_name``)."""
+    return kinds_by_name(_kinds(ph, cat_id, strings), cat_id, name_id, strings)
+
+
+def _usable_paired_rows(col: dict[str, np.ndarray], lane: np.ndarray,
+                        warnings: list[str]) -> np.ndarray:
+    """``_usable_rows``, then ``_pair_begin_end`` (durations changed in place)."""
+    valid = _usable_rows(col, warnings)
+    _pair_begin_end(col["ph"], lane, col["ts_ns"], col["dur_ns"], valid, warnings)
+    return valid
+
+
+def _devices(ph: np.ndarray, cat_id: np.ndarray, strings: list[str]) -> np.ndarray:
+    """``DeviceType`` of each row: slices from their category, other phases CPU."""
+    by_category = np.array([int(d) for d in device_types(strings)], dtype=np.uint8)
+    return np.where(_SLICE_TABLE[ph], by_category[cat_id], 0).astype(np.uint8, copy=False)
 
 
 def _pair_begin_end(

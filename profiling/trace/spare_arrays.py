@@ -11,11 +11,12 @@ array made, which would otherwise have been new memory beside it.
 
 Only arrays that own their memory are kept (never a view, nor a column mapped from
 a file), and a caller gives back only an array it holds no other reference to.
-Not thread-safe: used from the thread that runs ``build_trace``.
+Steps on threads (``column_threads``) share one: taking and giving hold a lock.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -31,17 +32,22 @@ class SpareArrays:
 
     def __init__(self) -> None:
         self._free: dict[tuple[str, int], list[np.ndarray]] = {}
+        self._lock = threading.Lock()
 
     def give(self, *arrays: np.ndarray) -> None:
         """Arrays the caller is done with (it keeps no reference to them)."""
         for array in arrays:
             if array.ndim == 1 and array.flags.owndata and array.flags.writeable:
-                self._free.setdefault((array.dtype.str, array.shape[0]), []).append(array)
+                with self._lock:
+                    self._free.setdefault((array.dtype.str, array.shape[0]), []).append(array)
 
     def empty(self, length: int, dtype: Any) -> np.ndarray:
         """An array to fill: a spent one of that dtype and length if there is one."""
-        free = self._free.get((np.dtype(dtype).str, length))
-        return free.pop() if free else np.empty(length, dtype=dtype)
+        with self._lock:
+            free = self._free.get((np.dtype(dtype).str, length))
+            if free:
+                return free.pop()
+        return np.empty(length, dtype=dtype)
 
     def reorder(self, values: np.ndarray, order: np.ndarray) -> np.ndarray:
         """``values[order]`` (``order``: valid row indices); ``values`` is spent."""
