@@ -37,6 +37,10 @@ for _letter, _kind in _PHASE_KIND.items():
 _NESTS = np.zeros(256, dtype=np.int8)  # row_order's ``nests``: 1 holds ops, 2 a leaf
 _NESTS[[Kind.CPU_OP, Kind.USER_ANNOTATION]] = 1
 _NESTS[Kind.RUNTIME] = 2
+_GPU_KIND = np.zeros(256, dtype=bool)  # kind in GPU_KINDS
+_GPU_KIND[list(GPU_KINDS)] = True
+_OPENS = np.ones(256, dtype=bool)  # _depths: a kind that can open a slice
+_OPENS[[Kind.INSTANT, Kind.FLOW]] = False
 _SLICE_TABLE = np.zeros(256, dtype=bool)
 for _letter in "XBE":
     _SLICE_TABLE[ord(_letter)] = True
@@ -136,7 +140,7 @@ def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_sta
     entries = [np.asarray(first, dtype=np.int64) for first in entry_starts]
     merge = partial(_merge_column, columns, chunks, order, spare)
     in_threads(
-        partial(merge, "stream", "stream"),
+        partial(_stream_column, columns, chunks, order, spare, lanes),
         partial(merge, "correlation", "correlation"),
         partial(merge, "entry", "source_index", entries),
         partial(_reorder_column, columns, "external_id", order, spare),
@@ -144,8 +148,6 @@ def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_sta
         partial(_reorder_column, columns, "ph", order, spare),
         partial(_reorder_column, columns, "device_type", order, spare),
     )
-    _streams_from_lanes(columns["stream"], columns["kind"], lane, lanes)
-    columns["stream"] = spare.narrow(columns["stream"])
     columns.update(depth=depth, lane_start=lane_start)
 
 
@@ -210,13 +212,24 @@ def _empty(length: int, dtype: Any) -> np.ndarray:
     return np.empty(length, dtype=dtype)
 
 
+def _stream_column(columns: dict[str, np.ndarray], chunks: list[Chunk], order: np.ndarray,
+                   spare: SpareArrays, lanes: list[Lane]) -> None:
+    """``columns["stream"]``: merged, in ``order``, completed from the lanes (needs the
+    sorted ``kind`` and ``lane``), narrowed."""
+    stream = spare.reorder(_merged(chunks, "stream", spare=spare), order)
+    _streams_from_lanes(stream, columns["kind"], columns["lane"], lanes)
+    columns["stream"] = spare.narrow(stream)
+
+
 def _streams_from_lanes(stream: np.ndarray, kind: np.ndarray, lane: np.ndarray,
                         lanes: list[Lane]) -> None:
     """A GPU event with no ``stream`` arg gets its lane's tid (in place): Kineto writes
     the stream as the tid of every device event, so the tid says it where a writer
     left the arg out, and a kernel's stream is then one fact, not null in one place
     and a lane in another."""
-    missing = np.flatnonzero((stream == NO_ID) & np.isin(kind, GPU_KINDS))
+    no_stream = stream == NO_ID
+    no_stream &= _GPU_KIND[kind]
+    missing = np.flatnonzero(no_stream)
     if missing.shape[0]:
         tids = [x.tid if type(x.tid) is int else NO_ID for x in lanes]
         stream[missing] = np.array(tids, dtype=np.int64)[lane[missing]]
@@ -326,7 +339,8 @@ def _depths(
     """
     depth = (spare or SpareArrays()).empty(len(ts), np.int16)
     depth.fill(0)
-    opens = (kind != Kind.INSTANT) & (kind != Kind.FLOW) & (dur > 0)
+    opens = _OPENS[kind]
+    opens &= dur > 0
     bounds = zip(lane_start[:-1].tolist(), lane_start[1:].tolist(), strict=True)
     spans = [(lo, hi) for lo, hi in bounds if hi - lo >= 2]
     ends = in_threads(*(partial(_lane_ends, ts, dur, opens[lo:hi], lo) for lo, hi in spans))

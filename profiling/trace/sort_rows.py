@@ -95,13 +95,18 @@ def _pieces(tie: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _equal_neighbours(key: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """``key[order][1:] == key[order][:-1]``, without the whole gathered copy."""
+    """``key[order][1:] == key[order][:-1]``, without the whole gathered copy (piece by
+    piece, on threads)."""
     tie = np.empty(max(order.shape[0] - 1, 0), dtype=bool)
-    for lo in range(0, tie.shape[0], PIECE):
-        hi = min(lo + PIECE, tie.shape[0])
-        part = key[order[lo : hi + 1]]
-        np.equal(part[1:], part[:-1], out=tie[lo:hi])
+    in_threads(*(partial(_equal_piece, tie, key, order, lo) for lo in
+                 range(0, tie.shape[0], PIECE)))
     return tie
+
+
+def _equal_piece(tie: np.ndarray, key: np.ndarray, order: np.ndarray, lo: int) -> None:
+    hi = min(lo + PIECE, tie.shape[0])
+    part = key[order[lo : hi + 1]]
+    np.equal(part[1:], part[:-1], out=tie[lo:hi])
 
 
 def _order_ties(
