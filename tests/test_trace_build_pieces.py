@@ -25,6 +25,7 @@ def tiny_pieces(monkeypatch: pytest.MonkeyPatch):
     def use(rows: int) -> None:
         for module in (columns, lanes, sort_rows):
             monkeypatch.setattr(module, "PIECE", rows)
+        monkeypatch.setattr(column_threads, "MIN_ROWS", 0)  # small inputs on threads too
 
     return use
 
@@ -38,7 +39,7 @@ def test_in_threads_gives_results_in_order_and_runs_side_by_side():
         both.wait()
         return value
 
-    assert in_threads(lambda: step(1), lambda: step(2)) == [1, 2]
+    assert in_threads(lambda: step(1), lambda: step(2), rows=column_threads.MIN_ROWS) == [1, 2]
 
 
 def test_in_threads_raises_once_every_step_has_finished():
@@ -52,9 +53,14 @@ def test_in_threads_raises_once_every_step_has_finished():
         done.append(True)
 
     with pytest.raises(ValueError, match="first"):
-        in_threads(fails, slow)
+        in_threads(fails, slow, rows=column_threads.MIN_ROWS)
     assert done == [True]
-    assert in_threads() == [] and in_threads(lambda: 3) == [3]
+    assert in_threads(rows=0) == [] and in_threads(lambda: 3, rows=0) == [3]
+
+
+def test_in_threads_runs_steps_over_few_rows_inline():
+    where = in_threads(threading.get_ident, threading.get_ident, rows=column_threads.MIN_ROWS - 1)
+    assert where == [threading.get_ident()] * 2
 
 
 def _rows(seed: int, n: int):

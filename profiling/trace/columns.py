@@ -74,7 +74,8 @@ def build_trace(
     lane_maps = [_remap(chunk.lane_keys, lane_keys) for chunk in chunks]
     maps = {"name_id": string_maps, "cat_id": string_maps, "lane": lane_maps}
     merges = (partial(_merged, chunks, key, maps.get(key)) for key in _MERGED_FIRST)
-    col = dict(zip(_MERGED_FIRST, in_threads(*merges), strict=True))
+    rows = sum(chunk.ts_ns.shape[0] for chunk in chunks)
+    col = dict(zip(_MERGED_FIRST, in_threads(*merges, rows=rows), strict=True))
     names, cats, lane = (col.pop(key).astype(np.int32, copy=False) for key in maps)
     ts_ns, dur_ns, ph, external_id = col["ts_ns"], col["dur_ns"], col["ph"], col["external_id"]
     string_list = list(strings)
@@ -82,6 +83,7 @@ def build_trace(
         partial(_row_kinds, ph, cats, names, string_list),
         partial(_devices, ph, cats, string_list),
         partial(_usable_paired_rows, col, lane, warnings),
+        rows=rows,
     )
     del col
     gpu_flow_end = (ph == ord("f")) & (cats == strings.get("ac2g", -1))  # a launch's kernel end
@@ -128,7 +130,8 @@ def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_sta
 
     The order of the steps lets each column go where a spent one was (``spare``)."""
     first = ("ts_ns", "dur_ns", "kind", "lane", "name_id", "cat_id")  # what depths need first
-    in_threads(*(partial(_reorder_column, columns, key, order, spare) for key in first))
+    rows = order.shape[0]
+    in_threads(*(partial(_reorder_column, columns, key, order, spare) for key in first), rows=rows)
     lane = columns["lane"]
     lane_ids = np.arange(len(lanes) + 1, dtype=lane.dtype)  # as int64, lane would be cast
     lane_start = np.searchsorted(lane, lane_ids).astype(np.int64)
@@ -147,6 +150,7 @@ def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_sta
         partial(merge, "op_input", "op_input"),
         partial(_reorder_column, columns, "ph", order, spare),
         partial(_reorder_column, columns, "device_type", order, spare),
+        rows=rows,
     )
     columns.update(depth=depth, lane_start=lane_start)
 
@@ -343,7 +347,8 @@ def _depths(
     opens &= dur > 0
     bounds = zip(lane_start[:-1].tolist(), lane_start[1:].tolist(), strict=True)
     spans = [(lo, hi) for lo, hi in bounds if hi - lo >= 2]
-    ends = in_threads(*(partial(_lane_ends, ts, dur, opens[lo:hi], lo) for lo, hi in spans))
+    ends = in_threads(*(partial(_lane_ends, ts, dur, opens[lo:hi], lo) for lo, hi in spans),
+                      rows=len(ts))
     pieces = []
     for (lo, hi), lane_ends in zip(spans, ends, strict=True):
         opened = 0  # slices opened on the lane before the piece
@@ -351,7 +356,7 @@ def _depths(
             stop = min(start + PIECE, hi)
             pieces.append(partial(_piece_depths, depth, ts, opens, lane_ends, start, stop, opened))
             opened += int(np.count_nonzero(opens[start:stop]))
-    in_threads(*pieces)
+    in_threads(*pieces, rows=len(ts))
     return depth
 
 

@@ -43,8 +43,8 @@ def lane_code_counts(lane: np.ndarray, code: np.ndarray, n_lanes: int, n_codes: 
     size = n_lanes * n_codes
     pieces = (slice(lo, lo + PIECE) for lo in range(0, lane.shape[0], PIECE))
     counts = np.zeros(size, dtype=np.int64)
-    for part in in_threads(*(partial(_piece_counts, lane[at], code[at], n_codes, size)
-                             for at in pieces)):
+    steps = (partial(_piece_counts, lane[at], code[at], n_codes, size) for at in pieces)
+    for part in in_threads(*steps, rows=lane.shape[0]):
         counts += part
     return counts.reshape(n_lanes, n_codes)
 

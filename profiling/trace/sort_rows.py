@@ -72,7 +72,7 @@ def row_order(
         partial(_order_ties, order[lo:hi], tie[lo : hi - 1], rows, dur, external_id, nests)
         for lo, hi in _pieces(tie)
         if tie[lo : hi - 1].any()
-    ))
+    ), rows=count)
     return order if rows is None else rows[order]
 
 
@@ -98,8 +98,8 @@ def _equal_neighbours(key: np.ndarray, order: np.ndarray) -> np.ndarray:
     """``key[order][1:] == key[order][:-1]``, without the whole gathered copy (piece by
     piece, on threads)."""
     tie = np.empty(max(order.shape[0] - 1, 0), dtype=bool)
-    in_threads(*(partial(_equal_piece, tie, key, order, lo) for lo in
-                 range(0, tie.shape[0], PIECE)))
+    pieces = range(0, tie.shape[0], PIECE)
+    in_threads(*(partial(_equal_piece, tie, key, order, lo) for lo in pieces), rows=len(order))
     return tie
 
 
