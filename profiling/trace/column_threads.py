@@ -7,12 +7,14 @@ slow on VMs.  NumPy releases the GIL in fancy indexing, ``concatenate``, sorts
 and ufuncs, so steps that do not depend on one another overlap on threads.  No
 process is forked: the columns stay where they are.
 
-The pool is made on first use and kept (one per process, ``usable_cores`` threads,
-at most ``MAX_THREADS``); with one core the steps run inline, in order.
+The pool is made on first use and kept (one per process: a forked child makes its
+own; ``usable_cores`` threads, at most ``MAX_THREADS``); with one core the steps
+run inline, in order.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -45,8 +47,12 @@ def in_threads(*steps: Callable[[], Any], rows: int) -> list[Any]:
     return [future.result() for future in futures]
 
 
-@cache
 def _pool() -> ThreadPoolExecutor | None:
+    return _pool_of(os.getpid())  # a forked child has none of its parent's threads
+
+
+@cache
+def _pool_of(pid: int) -> ThreadPoolExecutor | None:
     workers = min(MAX_THREADS, usable_cores())
     if workers < 2:
         return None
