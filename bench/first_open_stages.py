@@ -8,11 +8,9 @@ main steps wrapped: each prints when it started and ended, in seconds from the
 interpreter's start, so serial stretches (the parent's merge, the analysis) and
 waits (the decoders, the warm-up) show as they happen.  The decoded chunks'
 arrival times say how evenly the decoders finished.  Wall-clock, one run: run
-it a few times and read the spread (the machines are shared).  The wrapped
-modules are imported before the command starts its decoding pool, which
-``attn-tui`` itself starts while it imports them: the pool's start shows here
-about their import time (0.1-0.2 s) longer than it is; ``/usr/bin/time
-attn-tui stats FILE --json`` on an empty index gives the true total.
+it a few times and read the spread (the machines are shared).  The decoding
+pool's server is started before the wrapped modules are imported, as the
+command starts it before its own imports (``tui.prestart``).
 """
 
 from __future__ import annotations
@@ -85,19 +83,22 @@ def _arrivals() -> list[float]:
 def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from tui import cli  # before NumPy: the command's own environment defaults
+    from tui.prestart import prestart
 
-    for module in ("profiling.trace.parse", "profiling.analysis.stats", "profiling.analysis.warm",
-                   "profiling.analysis.analysed"):
-        importlib.import_module(module)
-    for module_name, name in STEPS:
-        _wrap(module_name, name)
-    arrivals = _arrivals()
-    imported = time.perf_counter() - T0
+    argv = ["stats", *sys.argv[1:], "--json"]
     with tempfile.TemporaryDirectory(prefix="attn-tui-stages-") as cache:
         os.environ["ATTN_TUI_CACHE_DIR"] = cache
+        prestart(cli.build_parser().parse_args(argv))  # as the command does, before imports
+        for module in ("profiling.trace.parse", "profiling.analysis.stats",
+                       "profiling.analysis.warm", "profiling.analysis.analysed"):
+            importlib.import_module(module)
+        for module_name, name in STEPS:
+            _wrap(module_name, name)
+        arrivals = _arrivals()
+        imported = time.perf_counter() - T0
         stdout, sys.stdout = sys.stdout, open(os.devnull, "w")  # noqa: SIM115
         try:
-            code = cli.main(["stats", *sys.argv[1:], "--json"])
+            code = cli.main(argv)
         finally:
             sys.stdout.close()
             sys.stdout = stdout
