@@ -338,42 +338,42 @@ def _depths(
     A row's depth is the number of earlier slices on its lane still open at its
     start: (slices opened before it) - (slices that ended by its start), both
     counted with numpy.  Instants, flows and zero-length slices open nothing.
-    Each lane's ends are sorted, then its rows counted piece by piece (a piece's
-    scratch is reused, not fresh memory), lanes and then pieces on threads.
+    Pieces of each lane (a piece's scratch is reused, not fresh memory) on threads:
+    the lane's ends are filled piece by piece, sorted, then rows counted by piece.
     """
     depth = (spare or SpareArrays()).empty(len(ts), np.int16)
     depth.fill(0)
     opens = _OPENS[kind]
     opens &= dur > 0
-    bounds = zip(lane_start[:-1].tolist(), lane_start[1:].tolist(), strict=True)
-    spans = [(lo, hi) for lo, hi in bounds if hi - lo >= 2]
-    ends = in_threads(*(partial(_lane_ends, ts, dur, opens[lo:hi], lo) for lo, hi in spans),
-                      rows=len(ts))
-    pieces = []
-    for (lo, hi), lane_ends in zip(spans, ends, strict=True):
-        opened = 0  # slices opened on the lane before the piece
+    pieces = []  # (lane, start, stop, slices opened on the lane before the piece)
+    ends: list[np.ndarray] = []  # of each lane (with 2 rows or more): ts + dur of the rows that open one
+    for lo, hi in zip(lane_start[:-1].tolist(), lane_start[1:].tolist(), strict=True):
+        if hi - lo < 2:
+            continue
+        opened = 0
         for start in range(lo, hi, PIECE):
             stop = min(start + PIECE, hi)
-            pieces.append(partial(_piece_depths, depth, ts, opens, lane_ends, start, stop, opened))
+            pieces.append((len(ends), start, stop, opened))
             opened += int(np.count_nonzero(opens[start:stop]))
-    in_threads(*pieces, rows=len(ts))
+        ends.append(np.empty(opened, dtype=np.int64))
+    rows = len(ts)
+    in_threads(*(partial(_fill_ends, ends[lane], ts, dur, opens, start, stop, opened)
+                 for lane, start, stop, opened in pieces), rows=rows)
+    # a merge sort, fast on ends that come nearly sorted (6x here)
+    in_threads(*(partial(lane_ends.sort, kind="stable") for lane_ends in ends), rows=rows)
+    in_threads(*(partial(_piece_depths, depth, ts, opens, ends[lane], start, stop, opened)
+                 for lane, start, stop, opened in pieces), rows=rows)
     return depth
 
 
-def _lane_ends(ts: np.ndarray, dur: np.ndarray, opens: np.ndarray, lo: int) -> np.ndarray:
-    """Sorted ends (ts + dur) of a lane's rows that open a slice (``opens``: the
-    lane's, from row ``lo``), filled piece by piece."""
-    ends = np.empty(int(np.count_nonzero(opens)), dtype=np.int64)
-    at = 0
-    for start in range(0, opens.shape[0], PIECE):
-        piece = opens[start:start + PIECE]
-        rows = slice(lo + start, lo + start + piece.shape[0])
-        part = ts[rows][piece]
-        part += dur[rows][piece]
-        ends[at:at + part.shape[0]] = part
-        at += part.shape[0]
-    ends.sort(kind="stable")  # a merge sort, fast on ends that come nearly sorted (6x here)
-    return ends
+def _fill_ends(ends: np.ndarray, ts: np.ndarray, dur: np.ndarray, opens: np.ndarray,
+               start: int, stop: int, opened: int) -> None:
+    """A piece's share of its lane's ``ends``, from place ``opened``: ts + dur of its
+    rows that open a slice."""
+    piece = opens[start:stop]
+    part = ts[start:stop][piece]
+    part += dur[start:stop][piece]
+    ends[opened:opened + part.shape[0]] = part
 
 
 def _piece_depths(depth: np.ndarray, ts: np.ndarray, opens: np.ndarray, ends: np.ndarray,
