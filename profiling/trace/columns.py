@@ -346,7 +346,7 @@ def _depths(
     opens = _OPENS[kind]
     opens &= dur > 0
     pieces = []  # (lane, start, stop, slices opened on the lane before the piece)
-    ends: list[np.ndarray] = []  # of each lane (with 2 rows or more): ts + dur of the rows that open one
+    ends: list[np.ndarray] = []  # of each lane with 2 rows or more: ts + dur of its openers
     for lo, hi in zip(lane_start[:-1].tolist(), lane_start[1:].tolist(), strict=True):
         if hi - lo < 2:
             continue
