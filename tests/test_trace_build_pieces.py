@@ -6,6 +6,7 @@ row order, depths, per-lane counts and whole traces equal the same work done at 
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 from pathlib import Path
 
@@ -130,3 +131,19 @@ def test_sample_traces_built_in_pieces_are_the_same(path, tiny_pieces):
     whole = _columns(path)
     tiny_pieces(3)
     assert _columns(path) == whole
+
+
+def test_ids_too_wide_for_the_narrow_dtypes_stay_wide(tmp_path):
+    n = 40_000  # more names than int16 holds
+    events = [
+        {"ph": "X", "name": f"op{i}", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": i, "dur": 1,
+         "args": {"External id": 2**33 + i if i % 2 else i, "correlation": i}}
+        for i in range(n)
+    ]
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    trace = load_trace(path, use_cache=False, workers=1)
+    assert trace.name_id.dtype == np.int32 and trace.external_id.dtype == np.int64
+    assert trace.correlation.dtype == np.int32
+    assert [trace.strings[i] for i in trace.name_id[:3].tolist()] == ["op0", "op1", "op2"]
+    assert trace.external_id[:3].tolist() == [0, 2**33 + 1, 2]

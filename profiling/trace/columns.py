@@ -72,11 +72,14 @@ def build_trace(
     lane_keys: dict[tuple[Any, Any], int] = {}
     string_maps = [_remap(chunk.strings, strings) for chunk in chunks]
     lane_maps = [_remap(chunk.lane_keys, lane_keys) for chunk in chunks]
+    if len(strings) <= 1 << 15:  # ids as int16, as narrow makes them in the end
+        string_maps = [ids.astype(np.int16) for ids in string_maps]
     maps = {"name_id": string_maps, "cat_id": string_maps, "lane": lane_maps}
-    merges = (partial(_merged, chunks, key, maps.get(key)) for key in _MERGED_FIRST)
+    merges = (partial(_merged, chunks, key, maps.get(key), to=_MERGED_AS.get(key))
+              for key in _MERGED_FIRST)
     rows = sum(chunk.ts_ns.shape[0] for chunk in chunks)
     col = dict(zip(_MERGED_FIRST, in_threads(*merges, rows=rows), strict=True))
-    names, cats, lane = (col.pop(key).astype(np.int32, copy=False) for key in maps)
+    names, cats, lane = col.pop("name_id"), col.pop("cat_id"), col.pop("lane")
     ts_ns, dur_ns, ph, external_id = col["ts_ns"], col["dur_ns"], col["ph"], col["external_id"]
     string_list = list(strings)
     kind, device, valid = in_threads(
@@ -118,6 +121,7 @@ def build_trace(
 
 _TAKEN = np.zeros(0, dtype=np.int8)
 # merged first, side by side, largest first; external_id breaks exact ties (row_order)
+_MERGED_AS = {"external_id": np.int32}  # when every value fits: see _merged
 _MERGED_FIRST = ("ts_ns", "dur_ns", "external_id", "name_id", "cat_id", "lane", "ph", "ts_state",
                  "dur_state")
 
@@ -173,7 +177,8 @@ def _merge_column(columns: dict[str, np.ndarray], chunks: list[Chunk], order: np
                   spare: SpareArrays, key: str, name: str,
                   offsets: list[np.ndarray] | None = None) -> None:
     """``columns[name]``: the chunks' ``key`` merged, in ``order``."""
-    columns[name] = _merged(chunks, key, offsets=offsets, spare=spare)
+    to = _NARROWED[name][0] if name in _NARROWED else None
+    columns[name] = _merged(chunks, key, offsets=offsets, spare=spare, to=to)
     _reorder_column(columns, name, order, spare)
 
 
@@ -183,10 +188,12 @@ def _merged(
     maps: list[np.ndarray] | None = None,
     offsets: list[np.ndarray] | None = None,
     spare: SpareArrays | None = None,
+    to: type | None = None,
 ) -> np.ndarray:
     """Column ``key`` of every chunk in one array (chunk-local ids through that chunk's
     map, ``offsets`` added), taken from the chunks: each chunk's copy goes once it is
-    in the merged array (a spent one from ``spare`` when there is one)."""
+    in the merged array (a spent one from ``spare`` when there is one).  As ``to``
+    when every value fits it: the dtype ``narrow`` gives it, without the wide copy."""
     parts = []
     dtypes = []
     for i, chunk in enumerate(chunks):
@@ -195,8 +202,13 @@ def _merged(
         parts.append(part)
         dtypes.append(maps[i].dtype if maps is not None else
                       np.result_type(part, offsets[i]) if offsets is not None else part.dtype)
+    dtype = np.result_type(*dtypes)
+    if to is not None and maps is None and all(
+        _fits(part, 0 if offsets is None else int(offsets[i]), to) for i, part in enumerate(parts)
+    ):
+        dtype = np.dtype(to)
     total = sum(part.shape[0] for part in parts)
-    out = (spare.empty if spare is not None else _empty)(total, np.result_type(*dtypes))
+    out = (spare.empty if spare is not None else _empty)(total, dtype)
     parts.reverse()  # popped in chunk order: each part goes once copied
     lo = 0
     for i in range(len(chunks)):
@@ -210,6 +222,14 @@ def _merged(
             out[lo:hi] = part
         lo = hi
     return out
+
+
+def _fits(part: np.ndarray, offset: int, to: type) -> bool:
+    """Every value of ``part`` plus ``offset`` fits ``to`` (integers)."""
+    if not part.shape[0]:
+        return True
+    limits = np.iinfo(to)
+    return limits.min <= int(part.min()) + offset and int(part.max()) + offset <= limits.max
 
 
 def _empty(length: int, dtype: Any) -> np.ndarray:
