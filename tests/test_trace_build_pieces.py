@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiling.trace import column_threads, columns, lanes, sort_rows
+from profiling.trace import column_threads, columns, depths, lanes, sort_rows
 from profiling.trace.column_threads import in_threads
 from profiling.trace.loader import load_trace
 from profiling.trace.model import Kind
@@ -24,7 +24,7 @@ SAMPLES = sorted((Path(__file__).parent.parent / "sample_traces").glob("*.json.g
 @pytest.fixture
 def tiny_pieces(monkeypatch: pytest.MonkeyPatch):
     def use(rows: int) -> None:
-        for module in (columns, lanes, sort_rows):
+        for module in (columns, depths, lanes, sort_rows):
             monkeypatch.setattr(module, "PIECE", rows)
         monkeypatch.setattr(column_threads, "MIN_ROWS", 0)  # small inputs on threads too
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from profiling.trace.chunk import Chunk
 from profiling.trace.column_threads import in_threads
+from profiling.trace.depths import depths as _depths
 from profiling.trace.kinds import category_kinds, device_types, kinds_by_name
 from profiling.trace.lanes import build_lanes, split_mixed_lanes
 from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace
@@ -39,8 +40,6 @@ _NESTS[[Kind.CPU_OP, Kind.USER_ANNOTATION]] = 1
 _NESTS[Kind.RUNTIME] = 2
 _GPU_KIND = np.zeros(256, dtype=bool)  # kind in GPU_KINDS
 _GPU_KIND[list(GPU_KINDS)] = True
-_OPENS = np.ones(256, dtype=bool)  # _depths: a kind that can open a slice
-_OPENS[[Kind.INSTANT, Kind.FLOW]] = False
 _SLICE_TABLE = np.zeros(256, dtype=bool)
 for _letter in "XBE":
     _SLICE_TABLE[ord(_letter)] = True
@@ -347,69 +346,3 @@ def _pair_begin_end(
         warnings.append(f"ignored {unmatched_end} 'E' events with no matching 'B'")
     if unmatched_begin:
         warnings.append(f"{unmatched_begin} 'B' events never ended; shown with zero duration")
-
-
-def _depths(
-    ts: np.ndarray, dur: np.ndarray, kind: np.ndarray, lane_start: np.ndarray,
-    spare: SpareArrays | None = None,
-) -> np.ndarray:
-    """Nesting depth per row, lane by lane (rows sorted by start, longest first).
-
-    A row's depth is the number of earlier slices on its lane still open at its
-    start: (slices opened before it) - (slices that ended by its start), both
-    counted with numpy.  Instants, flows and zero-length slices open nothing.
-    Pieces of each lane (a piece's scratch is reused, not fresh memory) on threads:
-    the lane's ends are filled piece by piece, sorted, then rows counted by piece.
-    """
-    depth = (spare or SpareArrays()).empty(len(ts), np.int16)
-    depth.fill(0)
-    opens = _OPENS[kind]
-    opens &= dur > 0
-    pieces = []  # (lane, start, stop, slices opened on the lane before the piece)
-    ends: list[np.ndarray] = []  # of each lane with 2 rows or more: ts + dur of its openers
-    for lo, hi in zip(lane_start[:-1].tolist(), lane_start[1:].tolist(), strict=True):
-        if hi - lo < 2:
-            continue
-        opened = 0
-        for start in range(lo, hi, PIECE):
-            stop = min(start + PIECE, hi)
-            pieces.append((len(ends), start, stop, opened))
-            opened += int(np.count_nonzero(opens[start:stop]))
-        ends.append(np.empty(opened, dtype=np.int64))
-    rows = len(ts)
-    in_threads(*(partial(_fill_ends, ends[lane], ts, dur, opens, start, stop, opened)
-                 for lane, start, stop, opened in pieces), rows=rows)
-    # a merge sort, fast on ends that come nearly sorted (6x here)
-    in_threads(*(partial(lane_ends.sort, kind="stable") for lane_ends in ends), rows=rows)
-    in_threads(*(partial(_piece_depths, depth, ts, opens, ends[lane], start, stop, opened)
-                 for lane, start, stop, opened in pieces), rows=rows)
-    return depth
-
-
-def _fill_ends(ends: np.ndarray, ts: np.ndarray, dur: np.ndarray, opens: np.ndarray,
-               start: int, stop: int, opened: int) -> None:
-    """A piece's share of its lane's ``ends``, from place ``opened``: ts + dur of its
-    rows that open a slice."""
-    piece = opens[start:stop]
-    part = ts[start:stop][piece]
-    part += dur[start:stop][piece]
-    ends[opened:opened + part.shape[0]] = part
-
-
-def _piece_depths(depth: np.ndarray, ts: np.ndarray, opens: np.ndarray, ends: np.ndarray,
-                  start: int, stop: int, opened: int) -> None:
-    """``depth[start:stop]`` of a piece of one lane (``ends``: the lane's, sorted;
-    ``opened``: slices the lane opened before the piece)."""
-    piece = opens[start:stop]
-    count = np.cumsum(piece, dtype=np.int64)
-    count -= piece
-    count += opened  # slices opened before each row
-    times = ts[start:stop]
-    # less those ended by it: found among the ends from the piece's first start to its
-    # last (a binary search over far fewer ends; rows come sorted, min/max in any case)
-    lo, hi = np.searchsorted(ends, [times.min(), times.max()], side="right").tolist()
-    closed = np.searchsorted(ends[lo:hi], times, side="right")
-    closed += lo
-    count -= closed
-    np.clip(count, 0, 32767, out=count)
-    depth[start:stop] = count
