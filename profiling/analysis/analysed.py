@@ -153,8 +153,9 @@ class AnalysedTrace:
 
     @part
     def key_averages(self) -> KeyAverages:
-        """torch's ``key_averages`` op table (over the shared links)."""
-        return key_averages(self.trace, links=self.links)
+        """torch's ``key_averages`` op table (over the shared links, asked for once the
+        host events are nested: see ``key_averages``)."""
+        return key_averages(self.trace, links=lambda: self.links)
 
     @part
     def copies(self) -> list[CopyStats]:

@@ -38,6 +38,7 @@ Times are summed in integer nanoseconds and reported in microseconds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -157,12 +158,18 @@ def normalise_sort_key(sort_by: str) -> str:
 
 
 def key_averages(trace: Trace, *, python_functions: bool = False,
-                 links: Links | None = None) -> KeyAverages:
+                 links: Links | Callable[[], Links] | None = None) -> KeyAverages:
     """torch's ``key_averages()`` rows for the run that wrote ``trace``.
 
-    ``links`` reuses the trace's launch links when the caller has them.
+    ``links`` reuses the trace's launch links when the caller has them, or is a call
+    that returns them, made only once the host events are nested.  WHY: the nesting
+    needs no links and is a third of the table's time; a first open's warm-up asks
+    for the table while the command is still linking (``AnalysedTrace``), and on
+    the 16-core machine the table then waited 0.45 s for links before it began.
     """
     h = _host_events(trace, python_functions)
+    if callable(links):
+        links = links()
     device = _device_events(trace)
     attachable = device[trace.kind[device] != Kind.GPU_ANNOTATION]
     frontend = frontend_ids(trace, h.rows, h.given_id)
