@@ -189,10 +189,11 @@ def test_side_by_side_a_failed_half_is_raised_after_both_end(tmp_path: Path,
     monkeypatch.setattr(warm_module, "SPLIT_MIN_CORES", 1)
 
     def broken(_a: object) -> None:
-        raise RuntimeError("the regions half")
+        raise RuntimeError("the kernels part")
 
-    monkeypatch.setattr(warm_module, "_regions", broken)
+    monkeypatch.setattr(warm_module, "_kernels", broken)
     a = AnalysedTrace(loader.load_trace(SAMPLE_TRACES / "naive.json.gz", min_cache_bytes=0))
-    with pytest.raises(RuntimeError, match="the regions half"):
+    with pytest.raises(RuntimeError, match="the kernels part"):
         warm_module.warm(a)
-    assert analysis_store.load(a.trace, "key_averages") is not None  # the other half ended
+    assert analysis_store.load(a.trace, "key_averages") is not None  # the other parts ended
+    assert analysis_store.load(a.trace, "findings") is not None

@@ -18,6 +18,7 @@ simply computed by the command that needs it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.compare import summarize_trace
@@ -27,47 +28,59 @@ from profiling.analysis.region_choice import choose_regions, chosen_instances
 from profiling.cores import usable_cores
 
 SPLIT_MIN_CORES = 4
-"""``warm`` runs its two halves on two threads from this many usable cores up."""
+"""``warm`` runs its three parts side by side, on threads, from this many usable cores up."""
 
 
 def warm(analysed: AnalysedTrace) -> None:
     """Compute and store the op table and the implementation of ``compare``'s
     default regions (``summarize_trace``); the kernel columns (and launches) of the
-    regions ``kernels`` lists by default, then the default findings (which read
-    those launches).
+    regions ``kernels`` lists by default; the default findings (which read those
+    launches).
 
-    The two halves share only parts that are built once (``AnalysedTrace``'s
-    locks) and spend most of their time in NumPy, which lets another thread run, so
-    with cores to spare they run side by side and the first open waits for the
-    longer, not their sum.  On 2 cores, beside the command's own thread, that was
-    slower (7.6-8.5 s against 7.3-7.9 s for the 1 GB trace's first open) and held
-    130 MB more, so below ``SPLIT_MIN_CORES`` they run one after the other.  Raises
-    the first failure, once both have ended."""
+    The three share only parts that are built once (``AnalysedTrace``'s locks:
+    the findings wait for the launches the kernel columns build, or build them
+    while the kernel columns wait) and spend most of their time in NumPy, which
+    lets another thread run, so with cores to spare they run side by side and the
+    first open waits for the longest, not their sum.  On 2 cores, beside the
+    command's own thread, that was slower (7.6-8.5 s against 7.3-7.9 s for the 1 GB
+    trace's first open) and held 130 MB more, so below ``SPLIT_MIN_CORES`` they run
+    one after the other.  Raises the first failure, once all have ended."""
     if usable_cores() < SPLIT_MIN_CORES:
         summarize_trace(analysed)
         _regions(analysed)
         return
     failed: list[BaseException] = []
 
-    def regions() -> None:
-        try:
-            _regions(analysed)
-        except BaseException as exc:  # noqa: BLE001 - raised again below, on this thread
-            failed.append(exc)
+    def beside(step: Callable[[AnalysedTrace], object]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                step(analysed)
+            except BaseException as exc:  # noqa: BLE001 - raised again below, on this thread
+                failed.append(exc)
+        return run
 
-    # a daemon, like the thread warm runs on: an interrupted command never waits for it
-    other = threading.Thread(target=regions, name="attn-tui-warm-regions", daemon=True)
-    other.start()
+    # daemons, like the thread warm runs on: an interrupted command never waits for them
+    others = [threading.Thread(target=beside(step), name=f"attn-tui-warm-{name}", daemon=True)
+              for name, step in (("kernels", _kernels), ("findings", trace_findings))]
+    for thread in others:
+        thread.start()
     try:
         summarize_trace(analysed)
     finally:
-        other.join()
+        for thread in others:
+            thread.join()
     if failed:
         raise failed[0]
 
 
 def _regions(analysed: AnalysedTrace) -> None:
+    """The kernel columns, then the findings (one after the other: few cores)."""
+    _kernels(analysed)
+    trace_findings(analysed)
+
+
+def _kernels(analysed: AnalysedTrace) -> None:
+    """The kernel columns (and launches) of the regions ``kernels`` lists by default."""
     choice = choose_regions(analysed)
     if choice.names:
         kernel_columns(analysed, chosen_instances(analysed, choice.names))
-    trace_findings(analysed)
