@@ -58,10 +58,10 @@ def build_trace(
 
     Memory: each column is merged and taken from the chunks (``_merged``: a chunk's
     copy goes as soon as it is in the merged one), and a merged column is replaced
-    by its sorted copy, one at a time; so the peak is about the trace's columns plus
-    a few merged ones, not three copies of every column (chunks, merged, sorted).
-    A column made once another is spent goes where the spent one was
-    (``SpareArrays``): fresh memory is slow to touch.
+    by its sorted copy, a few at a time (side by side: ``in_threads``); so the peak
+    is about the trace's columns plus a few merged ones, not three copies of every
+    column (chunks, merged, sorted).  A column made once another is spent goes where
+    the spent one was (``SpareArrays``): fresh memory is slow to touch.
     The chunks have no columns left when this returns.
     """
     warnings = list(warnings)
@@ -131,10 +131,11 @@ def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_sta
     merge the columns still in the chunks straight into that order, add ``depth``
     and ``lane_start``, and count each lane's events and depth; in place.
 
-    The order of the steps lets each column go where a spent one was (``spare``)."""
-    first = ("ts_ns", "dur_ns", "kind", "lane", "name_id", "cat_id")  # what depths need first
+    Two rounds of steps side by side, before and after the depths; each step takes a
+    spent array from ``spare`` when one fits."""
+    early = ("ts_ns", "dur_ns", "kind", "lane", "name_id", "cat_id")  # what depths need first
     rows = order.shape[0]
-    in_threads(*(partial(_reorder_column, columns, key, order, spare) for key in first), rows=rows)
+    in_threads(*(partial(_reorder_column, columns, key, order, spare) for key in early), rows=rows)
     lane = columns["lane"]
     lane_ids = np.arange(len(lanes) + 1, dtype=lane.dtype)  # as int64, lane would be cast
     lane_start = np.searchsorted(lane, lane_ids).astype(np.int64)
