@@ -83,11 +83,11 @@ def test_row_order_and_depths_in_pieces_equal_them_at_once(piece, all_rows, tiny
     rows = None if all_rows else np.flatnonzero(np.random.default_rng(1).random(3000) > 0.2)
     whole = sort_rows.row_order(rows, lane, ts, dur, ext, nests)
     lane_start = np.searchsorted(lane[whole], np.arange(4)).astype(np.int64)
-    depth = columns._depths(ts[whole], dur[whole], kind[whole], lane_start)
+    depth = depths.depths(ts[whole], dur[whole], kind[whole], lane_start)
     tiny_pieces(piece)
     got = sort_rows.row_order(rows, lane, ts, dur, ext, nests)
     assert np.array_equal(got, whole)
-    assert np.array_equal(columns._depths(ts[got], dur[got], kind[got], lane_start), depth)
+    assert np.array_equal(depths.depths(ts[got], dur[got], kind[got], lane_start), depth)
     plain = sort_rows.row_order(rows, lane, ts, dur)
     chosen = np.arange(3000) if rows is None else rows
     want = chosen[np.lexsort((-dur[chosen], ts[chosen], lane[chosen]))]

@@ -16,10 +16,10 @@ import numpy as np
 
 from profiling.trace.chunk import Chunk
 from profiling.trace.column_threads import in_threads
-from profiling.trace.depths import depths as _depths
+from profiling.trace.depths import depths
 from profiling.trace.kinds import category_kinds, device_types, kinds_by_name
 from profiling.trace.lanes import build_lanes, split_mixed_lanes
-from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace
+from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace, fits
 from profiling.trace.sort_rows import row_order
 from profiling.trace.spare_arrays import PIECE, SpareArrays
 from profiling.trace.times import LIMIT_NS, NOT_A_NUMBER, OK
@@ -139,7 +139,7 @@ def _put_in_order(columns: dict[str, np.ndarray], chunks: list[Chunk], entry_sta
     lane = columns["lane"]
     lane_ids = np.arange(len(lanes) + 1, dtype=lane.dtype)  # as int64, lane would be cast
     lane_start = np.searchsorted(lane, lane_ids).astype(np.int64)
-    depth = _depths(columns["ts_ns"], columns["dur_ns"], columns["kind"], lane_start, spare)
+    depth = depths(columns["ts_ns"], columns["dur_ns"], columns["kind"], lane_start, spare)
     for item in lanes:
         lo, hi = int(lane_start[item.index]), int(lane_start[item.index + 1])
         item.events = hi - lo
@@ -204,7 +204,7 @@ def _merged(
                       np.result_type(part, offsets[i]) if offsets is not None else part.dtype)
     dtype = np.result_type(*dtypes)
     if to is not None and maps is None and all(
-        _fits(part, 0 if offsets is None else int(offsets[i]), to) for i, part in enumerate(parts)
+        fits(part, to, 0 if offsets is None else int(offsets[i])) for i, part in enumerate(parts)
     ):
         dtype = np.dtype(to)
     total = sum(part.shape[0] for part in parts)
@@ -222,14 +222,6 @@ def _merged(
             out[lo:hi] = part
         lo = hi
     return out
-
-
-def _fits(part: np.ndarray, offset: int, to: type) -> bool:
-    """Every value of ``part`` plus ``offset`` fits ``to`` (integers)."""
-    if not part.shape[0]:
-        return True
-    limits = np.iinfo(to)
-    return limits.min <= int(part.min()) + offset and int(part.max()) + offset <= limits.max
 
 
 def _empty(length: int, dtype: Any) -> np.ndarray:

@@ -47,10 +47,17 @@ def narrow(values: np.ndarray, to: type = np.int32, wide: type = np.int64) -> np
     for both (widen with ``astype(np.int64)`` before arithmetic that could overflow)."""
     if values.dtype == to:
         return values
-    limits = np.iinfo(to)
-    if values.shape[0] and (int(values.min()) < limits.min or int(values.max()) > limits.max):
+    if not fits(values, to):
         return values.astype(wide, copy=False)
     return values.astype(to)
+
+
+def fits(values: np.ndarray, to: type, offset: int = 0) -> bool:
+    """Every value of ``values`` (integers) plus ``offset`` fits ``to`` (none: True)."""
+    if not values.shape[0] or (values.dtype == to and not offset):
+        return True
+    limits = np.iinfo(to)
+    return limits.min <= int(values.min()) + offset and int(values.max()) + offset <= limits.max
 
 
 class Kind(IntEnum):

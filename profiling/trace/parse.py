@@ -97,8 +97,8 @@ def _parse_source(
 def _decode_span(
     source: Source, span: EventsSpan, report: Progress, workers: int, parallel_min_bytes: int
 ) -> tuple[Trace, list[tuple[int, int]], list[int], bytes | None]:
-    size = chunk_bytes(span.end - span.begin, workers if workers > 1 and
-                       span.end - span.begin >= parallel_min_bytes else 1)
+    parallel = workers > 1 and span.end - span.begin >= parallel_min_bytes
+    size = chunk_bytes(span.end - span.begin, workers if parallel else 1)
     bounds = chunk_bounds(source.text, span, size)
     report("decode", 0.05)
     try:

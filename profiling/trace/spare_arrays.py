@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from profiling.trace.model import fits
+
 PIECE = 1 << 16
 """Rows per piece of a piecewise pass (``build_trace``'s scratch over every row is
 done in pieces): a piece's scratch comes back from the allocator each time, where
@@ -77,11 +79,3 @@ class SpareArrays:
         if fits(values, to):
             return self.reorder(self.narrow(values, to, wide), order)
         return self.narrow(self.reorder(values, order), to, wide)
-
-
-def fits(values: np.ndarray, to: type) -> bool:
-    """Every value of ``values`` (integers) fits ``to`` (none: True)."""
-    if values.dtype == to or not values.shape[0]:
-        return True
-    limits = np.iinfo(to)
-    return int(values.min()) >= limits.min and int(values.max()) <= limits.max

@@ -14,8 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from profiling.errors import AttnTuiError
+
+if TYPE_CHECKING:
+    from profiling.analysis.analysed import AnalysedTrace
+    from profiling.analysis.compare import TraceComparison
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _merged_ranks(analysed, region: str):  # noqa: ANN001,ANN202 - AnalysedTrace, items
+def _merged_ranks(analysed: AnalysedTrace, region: str) -> list[TraceComparison] | None:
     """A file that merges a job's ranks (``job_split``) compared rank by rank, as a job's
     folder is; None for any other trace.  Each rank is labelled ``<file> · rank K``."""
     from dataclasses import replace
