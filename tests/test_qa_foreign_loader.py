@@ -87,7 +87,7 @@ def _ties_by_id_reference(order, lane, ts, dur, ext):
 
 @pytest.mark.parametrize("far_apart", [False, True], ids=["combined-key", "lexsort"])
 def test_row_order_puts_id_rows_of_full_ties_in_id_order(far_apart):
-    from profiling.trace.columns import row_order
+    from profiling.trace.sort_rows import row_order
 
     rng = np.random.default_rng(3)
     n = 4000

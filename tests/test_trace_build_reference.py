@@ -14,13 +14,13 @@ from profiling.trace import parse
 from profiling.trace.chunk import Chunk
 from profiling.trace.columns import (
     _SLICE_TABLE,
-    _depths,
     _kinds,
     _pair_begin_end,
     _remap,
     _streams_from_lanes,
     _usable_rows,
 )
+from profiling.trace.depths import depths
 from profiling.trace.kinds import device_types, kinds_by_name
 from profiling.trace.lanes import build_lanes
 from profiling.trace.model import ArgsSource, Trace, narrow
@@ -77,7 +77,7 @@ def reference_build(
     lane_sorted = lane[order]
     lane_start = np.searchsorted(lane_sorted, np.arange(len(lanes) + 1)).astype(np.int64)
     ts_ns, dur_ns, kind = ts_ns[order], dur_ns[order], kind[order]
-    depth = _depths(ts_ns, dur_ns, kind, lane_start)
+    depth = depths(ts_ns, dur_ns, kind, lane_start)
     for item in lanes:
         lo, hi = int(lane_start[item.index]), int(lane_start[item.index + 1])
         item.events = hi - lo

@@ -1,4 +1,4 @@
-"""``columns.row_order`` (combined sort keys) gives what ``np.lexsort`` gave, on
+"""``sort_rows.row_order`` (combined sort keys) gives what ``np.lexsort`` gave, on
 random rows with many ties, tiny inputs, and values too far apart for a combined
 key (which take the lexsort); the depths computed from that order are the same."""
 
@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from profiling.trace.columns import _depths, row_order
+from profiling.trace.depths import depths
 from profiling.trace.model import Kind
+from profiling.trace.sort_rows import row_order
 
 
 def _old_depths(ts, dur, kind, lane_start):
@@ -53,7 +54,7 @@ def test_same_order_and_depths_as_before(seed, n, span, lanes):
     order = row_order(rows, lane, ts, dur)
     assert np.array_equal(order, rows[np.lexsort((-dur[rows], ts[rows], lane[rows]))])
     lane_start = np.searchsorted(lane[order], np.arange(lanes + 3)).astype(np.int64)
-    got = _depths(ts[order], dur[order], kind[order], lane_start)
+    got = depths(ts[order], dur[order], kind[order], lane_start)
     assert got.dtype == np.int16
     assert np.array_equal(got, _old_depths(ts[order], dur[order], kind[order], lane_start))
     if n > 100:
@@ -68,5 +69,5 @@ def test_times_too_far_apart_take_the_old_route():
     order = row_order(rows, lane, ts, dur)
     assert np.array_equal(order, np.lexsort((-dur, ts, lane)))
     lane_start = np.searchsorted(lane[order], np.arange(6)).astype(np.int64)
-    got = _depths(ts[order], dur[order], kind[order], lane_start)
+    got = depths(ts[order], dur[order], kind[order], lane_start)
     assert np.array_equal(got, _old_depths(ts[order], dur[order], kind[order], lane_start))
