@@ -5,8 +5,9 @@
 Runs ``attn-tui stats FILE --json`` on an empty index (``ATTN_TUI_CACHE_DIR``
 is pointed at a fresh temporary folder) with the loader's and the analysis's
 main steps wrapped: each prints when it started and ended, in seconds from the
-interpreter's start, so serial stretches (the parent's merge, the analysis) and
-waits (the decoders, the warm-up) show as they happen.  The decoded chunks'
+interpreter's start, and the thread it ran on, so serial stretches (the parent's
+merge, the analysis' chain) and waits (the decoders, the warm-up) show as they
+happen.  The decoded chunks'
 arrival times say how evenly the decoders finished.  Wall-clock, one run: run
 it a few times and read the spread (the machines are shared).  The decoding
 pool's server is started before the wrapped modules are imported, as the
@@ -19,13 +20,14 @@ import importlib
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 T0 = time.perf_counter()
-SPANS: list[tuple[float, float, str]] = []
+SPANS: list[tuple[float, float, str, str]] = []
 
 STEPS = (
     ("profiling.trace.pool", "warm"),  # the decoders' start, waited for
@@ -34,11 +36,18 @@ STEPS = (
     ("profiling.trace.columns", "build_trace"),
     ("profiling.trace.columns", "row_order"),
     ("profiling.trace.lanes", "split_mixed_lanes"),
-    ("profiling.trace.columns", "_depths"),
+    ("profiling.trace.depths", "depths"),
     ("profiling.trace.cache", "write_cache"),
     ("profiling.analysis.stats", "trace_stats"),
     ("profiling.analysis.links", "op_nesting"),
+    ("profiling.analysis.nesting", "nest"),
+    ("profiling.analysis.nesting", "parents"),
     ("profiling.analysis.links", "link_gpu_events"),
+    ("profiling.analysis.correlation", "launch_by_correlation"),
+    ("profiling.analysis.nesting", "innermost_containing"),
+    ("profiling.analysis.regions", "find_regions"),
+    ("profiling.analysis.chains", "launch_chains"),
+    ("profiling.analysis.chains", "instance_launches"),
     ("profiling.analysis.warm", "warm"),  # the warm-up's halves, below
     ("profiling.analysis.compare", "summarize_trace"),
     ("profiling.analysis.key_averages", "key_averages"),
@@ -56,7 +65,8 @@ def _wrap(module_name: str, name: str) -> None:
         try:
             return original(*args, **kwargs)
         finally:
-            SPANS.append((start, time.perf_counter() - T0, f"{module_name}.{name}"))
+            SPANS.append((start, time.perf_counter() - T0, f"{module_name}.{name}",
+                          threading.current_thread().name))
 
     for module in list(sys.modules.values()):
         if getattr(module, name, None) is original:
@@ -108,8 +118,8 @@ def main() -> int:
         print(f"{len(arrivals)} chunks decoded: first at {arrivals[0]:.2f} s, a quarter by "
               f"{quarter:.2f} s, half by {arrivals[len(arrivals) // 2]:.2f} s, "
               f"last at {arrivals[-1]:.2f} s")
-    for start, end, name in sorted(SPANS):
-        print(f"  {start:6.2f} -> {end:6.2f}  {end - start:5.2f}  {name}")
+    for start, end, name, thread in sorted(SPANS):
+        print(f"  {start:6.2f} -> {end:6.2f}  {end - start:5.2f}  {name:45s} {thread}")
     return code
 
 
