@@ -14,10 +14,15 @@ stack loop kept as the fallback for input outside its precondition; the rest
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
+
+from profiling.analysis.nest_cuts import cuts
+from profiling.trace.column_threads import in_threads
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,13 @@ def parents(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> np.ndarray
     checked = _checked(start, end, group)
     if checked is None:
         return _nest_walk(start, end, group).parent
-    return _parents(*checked, wide=False)
+    s, e, new_run = checked
+    bounds = cuts(s, e, new_run)
+    if len(bounds) == 2:
+        return _parents(s, e, new_run, wide=False)
+    return np.concatenate(in_threads(*(partial(_offset_parents, s, e, new_run, a, b)
+                                       for a, b in itertools.pairwise(bounds)),
+                                     rows=s.shape[0]))
 
 
 def _checked(start: np.ndarray, end: np.ndarray,
@@ -85,14 +96,20 @@ def nest(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> Nesting:
     the run with that property* -- found by pointer jumping (see
     ``_parents``).  Input that breaks the precondition the jumping needs (start
     not ascending within a run of one group, NaN, mixed or odd dtypes) takes
-    the plain walk, so the answer is always the walk's.
+    the plain walk, so the answer is always the walk's.  A long input is cut where
+    nothing is open (``nest_cuts``) and its pieces nested side by side on threads.
     """
     checked = _checked(start, end, group)
     if checked is None:
         return _nest_walk(start, end, group)
-    parent = _parents(*checked)
-    stop, depth = _stops_and_depths(parent)
-    return Nesting(parent=parent, stop=stop, depth=depth)
+    s, e, new_run = checked
+    bounds = cuts(s, e, new_run)
+    pieces = in_threads(*(partial(_piece_nest, s, e, new_run, a, b)
+                          for a, b in itertools.pairwise(bounds)), rows=s.shape[0])
+    if len(pieces) == 1:
+        return pieces[0]
+    return Nesting(*(np.concatenate([getattr(p, name) for p in pieces])
+                     for name in ("parent", "stop", "depth")))
 
 
 def _comparable(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -113,6 +130,31 @@ def _comparable(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndar
             return None
         return s64, e64
     return None
+
+
+def _piece_parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, a: int, b: int,
+                   wide: bool = True) -> np.ndarray:
+    """``_parents`` of events ``a:b`` (a piece from ``nest_cuts``), indexed within it."""
+    runs = new_run[a:b].copy()
+    runs[0] = True
+    return _parents(s[a:b], e[a:b], runs, wide)
+
+
+def _piece_nest(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, a: int, b: int) -> Nesting:
+    """``Nesting`` of events ``a:b`` (a piece from ``nest_cuts``), as indices of the whole."""
+    parent = _piece_parents(s, e, new_run, a, b)
+    stop, depth = _stops_and_depths(parent)
+    parent[parent >= 0] += a
+    stop += a
+    return Nesting(parent=parent, stop=stop, depth=depth)
+
+
+def _offset_parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, a: int,
+                    b: int) -> np.ndarray:
+    """``_piece_parents`` as indices of the whole, in the jumping's index type."""
+    parent = _piece_parents(s, e, new_run, a, b, wide=False)
+    parent[parent >= 0] += a
+    return parent
 
 
 def _parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, wide: bool = True) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Independent numpy steps of ``columns.build_trace`` run side by side on threads.
+"""Independent numpy steps run side by side on threads: ``columns.build_trace``'s, and
+the pieces of the analysis' longest serial steps (nesting, launch chains).
 
 WHY: ``build_trace`` runs serially in the loading process after the parallel
 decode, and on a 1 GB trace most of its time is numpy filling fresh arrays
@@ -18,6 +19,8 @@ import os
 from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from profiling.cores import usable_cores
 
@@ -45,6 +48,25 @@ def in_threads(*steps: Callable[[], Any], rows: int) -> list[Any]:
     futures = [pool.submit(step) for step in steps]
     wait(futures)
     return [future.result() for future in futures]
+
+
+def threads() -> int:
+    """How many steps ``in_threads`` runs at once (1: one after the other)."""
+    return max(1, min(MAX_THREADS, usable_cores()))
+
+
+def shares(weight: np.ndarray, least: int) -> list[int]:
+    """Bounds ``[0, ..., n]`` that cut ``n`` items of ``weight`` (the work each one
+    brings: rows, GPU events) into runs of about equal total weight, one per pool
+    thread, none lighter than ``least`` (handing one over costs more than that)."""
+    n = weight.shape[0]
+    total = int(weight.sum()) if n else 0
+    count = min(threads(), total // max(least, 1))
+    if count < 2:
+        return [0, n]
+    ends = np.cumsum(weight)
+    cuts = np.searchsorted(ends, [total * k // count for k in range(1, count)], side="right")
+    return sorted({0, n, *(int(c) for c in cuts if 0 < c < n)})
 
 
 def _pool() -> ThreadPoolExecutor | None:
