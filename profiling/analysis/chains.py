@@ -22,8 +22,10 @@ trace.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -34,6 +36,7 @@ from profiling.analysis.regions import RegionInstance
 from profiling.analysis.step_scope import scopes, step_rows
 from profiling.analysis.stored_checks import check_ints, check_pointers, check_within
 from profiling.analysis.stored_regions import instance_column
+from profiling.trace.column_threads import in_threads, shares
 from profiling.trace.model import Kind, Trace, narrow
 
 
@@ -59,18 +62,34 @@ def launch_chains(trace: Trace, links: Links, ops: OpTree,
                   rows: np.ndarray | None = None) -> LaunchChains:
     """Every GPU event's ops, climbing the op tree one level per step for all at once;
     of the GPU events ``rows`` only, when given (a region's: ``AnalysedTrace.launch_batch``
-    on a trace whose chains are not computed yet climbs only from the rows it needs)."""
+    on a trace whose chains are not computed yet climbs only from the rows it needs).
+    Each event's chain is its own: many events are climbed in pieces, side by side."""
     gpu = distinct(np.asarray(rows, dtype=np.int64)) if rows is not None else \
         np.sort(links.gpu_rows).astype(np.int64)
-    start = links.op[gpu]
     n = gpu.shape[0]
     if n == 0 or ops.rows.shape[0] == 0:
         return LaunchChains(gpu, np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    start = links.op[gpu]
+    bounds = shares(np.ones(n, dtype=np.int8), PIECE_EVENTS)
+    pieces = in_threads(*(partial(_climb, start[a:b], ops) for a, b in itertools.pairwise(bounds)),
+                        rows=n)
+    ptr, chain = _joined([p for p, _ in pieces], [c for _, c in pieces])
+    return LaunchChains(gpu, ptr, chain)
+
+
+PIECE_EVENTS = 1 << 15
+"""GPU events (or chain entries) per piece, at least, that ``launch_chains`` and
+``instance_launches`` hand to a thread."""
+
+
+def _climb(start: np.ndarray, ops: OpTree) -> tuple[np.ndarray, np.ndarray]:
+    """(ptr, ops) of the chains that start at ops ``start`` (trace rows; -1: none)."""
+    n = start.shape[0]
     parent = ops.nesting.parent
     # Levels: the innermost op (level 0), its parent (level 1), ...; one array per level.
     owner = np.flatnonzero(start >= 0)
     if owner.shape[0] == 0:  # no GPU event's call is inside an op: every chain is empty
-        return LaunchChains(gpu, np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        return np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
     cur = np.searchsorted(ops.rows, start[owner])
     levels_owner, levels_op = [], []
     while owner.shape[0]:
@@ -85,7 +104,17 @@ def launch_chains(trace: Trace, links: Links, ops: OpTree,
     order = np.lexsort((level, all_owner))
     counts = np.bincount(all_owner, minlength=n)
     ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return LaunchChains(gpu, ptr, all_op[order].astype(np.int64))
+    return ptr, all_op[order].astype(np.int64)
+
+
+def _joined(ptrs: list[np.ndarray], values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """CSR tables of consecutive pieces as one: each piece's pointers moved past the
+    values before it."""
+    if len(ptrs) == 1:
+        return ptrs[0], values[0]
+    shift = np.cumsum([0] + [v.shape[0] for v in values[:-1]])
+    ptr = np.concatenate([ptrs[0][:1]] + [p[1:] + s for p, s in zip(ptrs, shift, strict=True)])
+    return ptr.astype(np.int64), np.concatenate(values)
 
 
 @dataclass(frozen=True)
@@ -127,8 +156,13 @@ def instance_gpu_rows(trace: Trace, links: Links,
                       instances: Sequence[RegionInstance]) -> tuple[np.ndarray, np.ndarray]:
     """(inst_ptr, rows): every instance's GPU rows in GPU start order (ties by lane),
     as ``RegionInstance.gpu_rows`` orders them, for all instances in one sort."""
-    lo = instance_column(instances, "launch_lo")
-    hi = instance_column(instances, "launch_hi")
+    return _gpu_rows(trace, links, instance_column(instances, "launch_lo"),
+                     instance_column(instances, "launch_hi"))
+
+
+def _gpu_rows(trace: Trace, links: Links, lo: np.ndarray,
+              hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``instance_gpu_rows`` of the instances whose launches are ``by_launch[lo:hi]``."""
     lengths = np.maximum(hi - lo, 0)
     inst_ptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     rows = links.by_launch[concat_ranges(lo, hi)]
@@ -139,11 +173,29 @@ def instance_gpu_rows(trace: Trace, links: Links,
 
 def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
                       instances: Sequence[RegionInstance]) -> InstanceLaunches:
-    """Each instance's GPU rows and their chains inside it (see the module doc)."""
-    inst_ptr, rows = instance_gpu_rows(trace, links, instances)
-    k = len(instances)
-    owner = np.repeat(np.arange(k, dtype=np.int64), np.diff(inst_ptr))
+    """Each instance's GPU rows and their chains inside it (see the module doc).
+    Each instance's are its own: many instances are done in pieces, side by side."""
+    lo = instance_column(instances, "launch_lo")
+    hi = instance_column(instances, "launch_hi")
     within = instance_column(instances, "row")
+    bounds = shares(np.maximum(hi - lo, 0), PIECE_EVENTS)
+    pieces = in_threads(*(partial(_launches, trace, links, chains, lo[a:b], hi[a:b], within[a:b])
+                          for a, b in itertools.pairwise(bounds)),
+                        rows=int(np.maximum(hi - lo, 0).sum()))
+    if len(pieces) == 1:
+        return pieces[0]
+    inst_ptr, rows = _joined([p.inst_ptr for p in pieces], [p.rows for p in pieces])
+    chain_ptr, chain = _joined([p.chain_ptr for p in pieces], [p.chain for p in pieces])
+    return InstanceLaunches(inst_ptr, rows, chain_ptr, chain)
+
+
+def _launches(trace: Trace, links: Links, chains: LaunchChains, launch_lo: np.ndarray,
+              launch_hi: np.ndarray, within: np.ndarray) -> InstanceLaunches:
+    """``instance_launches`` of the instances at trace rows ``within`` whose launches
+    are ``by_launch[launch_lo:launch_hi]``."""
+    inst_ptr, rows = _gpu_rows(trace, links, launch_lo, launch_hi)
+    k = within.shape[0]
+    owner = np.repeat(np.arange(k, dtype=np.int64), np.diff(inst_ptr))
     w_lane = trace.lane[within].astype(np.int64) if k else np.zeros(0, np.int64)
     w_start = trace.ts_ns[within] if k else np.zeros(0, np.int64)
     w_end = w_start + trace.dur_ns[within] if k else np.zeros(0, np.int64)
