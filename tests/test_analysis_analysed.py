@@ -11,8 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from profiling.analysis import analysed as analysed_module
 from profiling.analysis import links as links_module
 from profiling.analysis import regions as regions_module
 from profiling.analysis.analysed import AnalysedTrace
@@ -77,8 +79,18 @@ def _every_consumer(a: AnalysedTrace) -> None:
     compare_sources([Source(a.trace.path, a)])
 
 
+@pytest.fixture(params=["beside", "inline"])
+def spare_cores(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The op nesting built on a thread of its own beside the links' join (as with 4
+    cores or more), or by the links' asker (fewer)."""
+    monkeypatch.setattr(analysed_module, "BESIDE_MIN_CORES",
+                        1 if request.param == "beside" else 10**9)
+
+
 @pytest.mark.skipif(not NAIVE.exists(), reason="no sample traces")
-def test_each_part_is_computed_once_for_every_command_and_view(calls: Counter[str]) -> None:
+def test_each_part_is_computed_once_for_every_command_and_view(
+    calls: Counter[str], spare_cores: None
+) -> None:
     a = AnalysedTrace(load_trace(NAIVE, use_cache=False))
     assert not calls
     _every_consumer(a)
@@ -88,7 +100,9 @@ def test_each_part_is_computed_once_for_every_command_and_view(calls: Counter[st
 
 
 @pytest.mark.skipif(not NAIVE.exists(), reason="no sample traces")
-def test_threads_asking_at_once_share_one_computation(calls: Counter[str]) -> None:
+def test_threads_asking_at_once_share_one_computation(
+    calls: Counter[str], spare_cores: None
+) -> None:
     a = AnalysedTrace(load_trace(NAIVE, use_cache=False))
     errors: list[BaseException] = []
     start = threading.Barrier(4)
@@ -109,6 +123,43 @@ def test_threads_asking_at_once_share_one_computation(calls: Counter[str]) -> No
     assert not errors
     assert calls["link_gpu_events"] == 1 and calls["find_regions"] == 1
     assert calls["OpTree.of"] == 1
+
+
+@pytest.mark.skipif(not NAIVE.exists(), reason="no sample traces")
+def test_links_ask_for_the_op_nesting_built_beside_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(analysed_module, "BESIDE_MIN_CORES", 1)
+    where: list[str] = []
+    of = OpTree.of.__func__  # type: ignore[attr-defined]
+
+    def recording(cls: type[OpTree], trace: Any) -> OpTree:
+        where.append(threading.current_thread().name)
+        return of(cls, trace)
+
+    monkeypatch.setattr(OpTree, "of", classmethod(recording))
+    trace = load_trace(NAIVE, use_cache=False)
+    got = AnalysedTrace(trace).links
+    assert where == ["attn-tui-ops"]
+    want = links_module.link_gpu_events(trace)
+    for field in ("launch", "op", "source", "gpu_rows", "orphans", "by_launch"):
+        assert np.array_equal(getattr(got, field), getattr(want, field)), field
+    assert (got.op >= 0).any()
+
+
+@pytest.mark.skipif(not NAIVE.exists(), reason="no sample traces")
+def test_a_failing_op_nesting_fails_the_links_asker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread beside says nothing; the asker's own call builds again and raises."""
+    monkeypatch.setattr(analysed_module, "BESIDE_MIN_CORES", 1)
+    unhandled: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", unhandled.append)
+
+    def broken(cls: type[OpTree], trace: Any) -> OpTree:
+        raise ValueError("broken nesting")
+
+    monkeypatch.setattr(OpTree, "of", classmethod(broken))
+    a = AnalysedTrace(load_trace(NAIVE, use_cache=False))
+    with pytest.raises(ValueError, match="broken nesting"):
+        _ = a.links
+    assert not unhandled and not a.ready("ops")
 
 
 def compare_traces_of(a: AnalysedTrace) -> object:

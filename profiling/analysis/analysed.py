@@ -42,6 +42,7 @@ from profiling.analysis.op_dtypes import OpDtypes, op_dtypes
 from profiling.analysis.ranges import concat_ranges
 from profiling.analysis.regions import RegionInstance, Regions, find_regions
 from profiling.analysis.stored_regions import StoredRegions, instance_column
+from profiling.cores import usable_cores
 from profiling.trace.model import Trace
 
 T = TypeVar("T")
@@ -84,6 +85,10 @@ class part(Generic[T]):  # noqa: N801 - used as a decorator, like functools.cach
 PARTS = ("ops", "links", "regions", "attention_regions", "key_averages", "copies", "chains",
          "op_dtypes")
 """The parts an ``AnalysedTrace`` builds (``parts`` accepts any of them ready-made)."""
+
+BESIDE_MIN_CORES = 4
+"""``beside`` builds a part on a thread of its own from this many usable cores (below,
+the thread would only take turns with the asker's)."""
 
 STORED_BATCH = 64
 """``launch_batch`` keeps a batch of at least this many instances with the index (a
@@ -129,6 +134,21 @@ class AnalysedTrace:
         """Whether part ``name`` is built already (asking for it costs nothing then)."""
         return name in self.__dict__
 
+    def beside(self, name: str) -> Callable[[], Any]:
+        """Part ``name``, asked for later (call the result): with cores to spare
+        (``BESIDE_MIN_CORES``) it is built from now on, on a thread of its own, so the
+        asker's work until then runs beside it.  A failure there is left for the
+        asker's own call to meet (it builds the part again, and raises)."""
+        if not self.ready(name) and usable_cores() >= BESIDE_MIN_CORES:
+            def build() -> None:
+                try:
+                    getattr(self, name)
+                except Exception:  # noqa: BLE001,S110 - see the docstring
+                    pass
+
+            threading.Thread(target=build, name=f"attn-tui-{name}", daemon=True).start()
+        return lambda: getattr(self, name)
+
     # ---- the parts ----
 
     @part
@@ -138,8 +158,9 @@ class AnalysedTrace:
 
     @part
     def links(self) -> Links:
-        """Each GPU event's launching call and the op around it."""
-        return link_gpu_events(self.trace, self.ops)
+        """Each GPU event's launching call and the op around it (the op nesting, wanted
+        only for the latter, is built beside the join of the launches)."""
+        return link_gpu_events(self.trace, self.beside("ops"))
 
     @part
     def regions(self) -> Regions:

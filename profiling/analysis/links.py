@@ -20,6 +20,7 @@ to the GPU rows it launched, which is what the TUI uses to jump across.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -177,11 +178,13 @@ class OpTree:
         return int(self.rows[p]) if p >= 0 else -1
 
 
-def link_gpu_events(trace: Trace, ops: OpTree | None = None) -> Links:
+def link_gpu_events(trace: Trace, ops: OpTree | Callable[[], OpTree] | None = None) -> Links:
     """Link every GPU event to its launch (correlation first, flows second).
 
-    ``ops`` reuses an ``OpTree`` already made (``AnalysedTrace`` shares one);
-    without it the ops are nested here, and only when some GPU event is linked.
+    ``ops`` reuses an ``OpTree`` already made (``AnalysedTrace`` shares one), or
+    one asked for (a call) only once the launches are joined, so that it can be
+    built meanwhile; without it the ops are nested here, and only when some GPU
+    event is linked.
     """
     n = len(trace)
     kind = trace.kind
@@ -200,7 +203,8 @@ def link_gpu_events(trace: Trace, ops: OpTree | None = None) -> Links:
     op = np.full(n, -1, dtype=np.int64)
     linked = gpu_rows[launch[gpu_rows] >= 0]
     if ops is not None:
-        op_rows, nesting = ops.rows, ops.nesting
+        tree = ops() if callable(ops) else ops
+        op_rows, nesting = tree.rows, tree.nesting
     elif linked.shape[0]:
         op_rows, nesting = op_nesting(trace)
     else:
