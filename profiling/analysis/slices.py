@@ -180,7 +180,7 @@ def overlap_ns(trace: Trace, lo_ns: int, hi_ns: int) -> tuple[np.ndarray, np.nda
     duration (an instant, a zero-length slice) counts when it lies inside it,
     ends included.  Flows are arrows, not events, and never count."""
     if (len(trace) and lo_ns <= trace.start_ns and hi_ns >= trace.end_ns_max
-            and hi_ns >= int(trace.ts_ns.max())):  # (a negative duration ends before ts)
+            and hi_ns >= trace.last_start_ns):  # (a negative duration ends before ts)
         # The whole trace (the range of a step or of ``slices`` without bounds): every
         # event but a flow counts, unclipped; skips the tests of a million rows.
         every = np.flatnonzero(trace.kind != np.uint8(Kind.FLOW))
