@@ -124,6 +124,22 @@ def test_only_a_first_open_warms(index_all: Path, monkeypatch: pytest.MonkeyPatc
     assert is_new_index(unstored.trace) and started == [first]
 
 
+def test_slices_first_open_warms_and_a_reopen_reads_the_trace_alone(
+    index_all: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``slices`` needs no analysis itself (``trace_for_command``), but as a first open
+    it still starts the warm-up the next commands read."""
+    path = str(SAMPLE_TRACES / "naive.json.gz")
+    started: list[AnalysedTrace] = []
+    monkeypatch.setattr(loading, "_warm_quietly", started.append)
+    want = run(["slices", "--json", "--no-cache", path])
+    assert started == []  # no index written: nothing to keep results in
+    assert run(["slices", "--json", path]) == want
+    assert len(started) == 1 and is_new_index(started[0].trace)
+    assert run(["slices", "--json", path]) == want
+    assert len(started) == 1
+
+
 def test_a_failed_warm_up_is_silent(index_all: Path, monkeypatch: pytest.MonkeyPatch):
     """Best effort: the command computes what the warm-up did not store."""
     import profiling.analysis.warm as warm_module

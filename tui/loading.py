@@ -49,16 +49,38 @@ def analysed_for_command(path: str, args: Any = None) -> AnalysedTrace:
     (a first open), the results the next commands ask for are computed beside this
     command's own work and stored with it (``profiling.analysis.warm``);
     ``finish_warming`` waits for them before the process exits."""
-    from profiling.analysis import analysis_store
     from profiling.analysis.analysed import AnalysedTrace
+
+    trace = load_for_command(path, args)
+    return _warming(trace) or AnalysedTrace(trace)
+
+
+def trace_for_command(path: str, args: Any = None) -> Trace:
+    """``load_for_command``'s trace, for a command that reads the trace alone
+    (``slices``): a first open still warms the analysis for the next commands, but a
+    reopen imports none of it (30 ms of a 0.3 s command)."""
+    trace = load_for_command(path, args)
+    _warming(trace)
+    return trace
+
+
+def _warming(trace: Trace) -> AnalysedTrace | None:
+    """On a first open (this load wrote the index), ``trace`` analysed, its warm-up
+    started on a thread; else None."""
     from profiling.trace.cache import is_new_index
 
-    analysed = AnalysedTrace(load_for_command(path, args))
-    if is_new_index(analysed.trace) and analysis_store.available(analysed.trace):
-        thread = threading.Thread(target=_warm_quietly, args=(analysed,),
-                                  name="attn-tui-warm", daemon=True)
-        thread.start()
-        _WARMING.append(thread)
+    if not is_new_index(trace):
+        return None
+    from profiling.analysis import analysis_store
+    from profiling.analysis.analysed import AnalysedTrace
+
+    if not analysis_store.available(trace):
+        return None
+    analysed = AnalysedTrace(trace)
+    thread = threading.Thread(target=_warm_quietly, args=(analysed,),
+                              name="attn-tui-warm", daemon=True)
+    thread.start()
+    _WARMING.append(thread)
     return analysed
 
 

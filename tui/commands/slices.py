@@ -42,12 +42,12 @@ def time_arg(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from profiling.analysis.slices import slice_summary, trace_span_ns
-    from tui.loading import analysed_for_command
+    from tui.loading import trace_for_command
 
     start, end = args.start, args.end
     if start is not None and end is not None:
         _check_range(start, end, "")  # before loading: a typo should not wait for a big file
-    trace = analysed_for_command(args.path, args).trace  # a first open stores the analysis
+    trace = trace_for_command(args.path, args)  # a first open stores the analysis
     span = trace_span_ns(trace)
     if span <= 0 and start is None and end is None:  # not the options' fault: say so
         raise AttnTuiError(f"the trace spans no time ({len(trace)} events): nothing to slice",
