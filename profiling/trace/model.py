@@ -11,6 +11,7 @@ microseconds, often fractional).  ``dur_ns`` is 0 for instants and flows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Protocol, cast
@@ -233,26 +234,24 @@ class Trace:
 
     @property
     def start_ns(self) -> int:
-        return self._bounds()[0]
+        """The first event's start."""
+        return self._bound("start", lambda: self.ts_ns.min())
 
     @property
     def end_ns_max(self) -> int:
-        return self._bounds()[1]
+        """The last end of any event."""
+        return self._bound("end", lambda: (self.ts_ns + self.dur_ns).max())
 
     @property
     def last_start_ns(self) -> int:
-        return self._bounds()[2]
+        """The last event's start."""
+        return self._bound("last_start", lambda: self.ts_ns.max())
 
-    def _bounds(self) -> tuple[int, int, int]:
-        """(first start, last end, last start), each a pass over every row (3 M on a
-        1 GB trace): computed once, as a loaded trace's columns never change, and
-        every range question (``slices``, the ruler) asks for them."""
-        cached = getattr(self, "_bounds_cache", None)
-        if cached is None:
-            if len(self):
-                ts = self.ts_ns
-                cached = (int(ts.min()), int((ts + self.dur_ns).max()), int(ts.max()))
-            else:
-                cached = (0, 0, 0)
-            object.__setattr__(self, "_bounds_cache", cached)
-        return cast("tuple[int, int, int]", cached)
+    def _bound(self, name: str, reduce: Callable[[], Any]) -> int:
+        """One of the trace's bounds, each a pass over every row (3 M on a 1 GB trace):
+        computed once, when first asked for, as a loaded trace's columns never change,
+        and every range question (``slices``, the ruler) asks again."""
+        cache = self.__dict__.setdefault("_bounds_cache", {})
+        if name not in cache:
+            cache[name] = int(reduce()) if len(self) else 0
+        return cast(int, cache[name])
