@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from profiling.analysis.json_text import MIN_LIST, dumps_indent1
@@ -45,3 +46,17 @@ def test_plain_values_and_sort_keys() -> None:
     for doc in (1.5, [], {}, {"b": list(range(20)), "a": list(range(30))}):
         assert dumps_indent1(doc) == json.dumps(doc, indent=1)
         assert dumps_indent1(doc, sort_keys=True) == json.dumps(doc, indent=1, sort_keys=True)
+
+
+def test_numbers_of_every_magnitude() -> None:
+    """msgspec writes most of a long list; repr's exponents, NaN and the infinities,
+    and ints beyond 64 bits are json's own text."""
+    rng = np.random.default_rng(3)
+    floats = (rng.random(20_000) * 10.0 ** rng.integers(-12, 20, 20_000)).tolist()
+    floats += [0.0, -0.0, 1e-4, 9.99e-5, 1e16, 9999999999999998.0, 5e-324, -2.5e-7,
+               1.7976931348623157e308, 123456.789, math.inf, -math.inf, math.nan]
+    ints = [0, -1, 2**63 - 1, -(2**63), 7] * 4
+    for doc in ({"f": floats}, {"i": ints}, {"big": ints + [2**70]}, {"mixed": [None, 1, 2.5] * 9}):
+        assert dumps_indent1(doc) == json.dumps(doc, indent=1)
+    with pytest.raises(ValueError):
+        dumps_indent1({"f": floats}, allow_nan=False)
