@@ -20,13 +20,13 @@ from tests.test_nesting_vectorised import TRACES
 
 
 def one_piece(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(column_threads, "threads", lambda: 1)
+    monkeypatch.setattr(column_threads, "pieces", lambda: 1)
 
 
 def many_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(column_threads, "threads", lambda: 6)
+    monkeypatch.setattr(column_threads, "pieces", lambda: 6)
     monkeypatch.setattr(chains, "PIECE_EVENTS", 1)
-    monkeypatch.setattr(nest_cuts, "threads", lambda: 6)
+    monkeypatch.setattr(nest_cuts, "pieces", lambda: 6)
     monkeypatch.setattr(nest_cuts, "PIECE_MIN", 2)
     monkeypatch.setattr(column_threads, "MIN_ROWS", 0)
 
@@ -58,7 +58,7 @@ def test_pieces_join_into_the_whole(path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_shares_cut_by_weight(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(column_threads, "threads", lambda: 4)
+    monkeypatch.setattr(column_threads, "pieces", lambda: 4)
     weight = np.array([5, 0, 1, 1, 1, 1, 9, 0, 2, 4])
     bounds = shares(weight, 1)
     assert bounds[0] == 0 and bounds[-1] == weight.shape[0]
@@ -70,5 +70,13 @@ def test_shares_cut_by_weight(monkeypatch: pytest.MonkeyPatch) -> None:
     assert shares(weight, 13) == [0, weight.shape[0]]  # 24 holds one share of 13 only
     assert shares(weight, 100) == [0, weight.shape[0]]  # too little work to hand over
     assert shares(np.zeros(0, np.int64), 1) == [0, 0]
-    monkeypatch.setattr(column_threads, "threads", lambda: 1)
+    monkeypatch.setattr(column_threads, "pieces", lambda: 1)
     assert shares(weight, 1) == [0, weight.shape[0]]
+
+
+def test_pieces_only_with_cores_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below ``PIECES_MIN_CORES`` the command and its warm-up use every core already."""
+    for cores, want in ((1, 1), (2, 1), (3, 1), (4, 4), (16, column_threads.MAX_THREADS)):
+        monkeypatch.setattr(column_threads, "usable_cores", lambda c=cores: c)
+        assert column_threads.pieces() == want
+        assert len(shares(np.ones(10**6, np.int8), 1)) == want + 1

@@ -22,7 +22,7 @@ from tests.test_nesting_vectorised import TRACES, assert_same, reference_nest, s
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nest_cuts, "PIECE_MIN", 4)
-    monkeypatch.setattr(nest_cuts, "threads", lambda: 5)
+    monkeypatch.setattr(nest_cuts, "pieces", lambda: 5)
     monkeypatch.setattr(column_threads, "MIN_ROWS", 0)  # small inputs on threads too
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from profiling.trace.column_threads import threads
+from profiling.trace.column_threads import pieces
 
 PIECE_MIN = 1 << 17
 """Events per piece, at least, when ``nest`` and ``parents`` cut their input (``cuts``)."""
@@ -19,11 +19,11 @@ def cuts(s: np.ndarray, e: np.ndarray, new_run: np.ndarray) -> list[int]:
     open -- a new run, or an event starting at or after every end before it --
     no event crosses: everything before it ends by the time anything from it on
     starts, so fails all of it, and the walk pops it all there (that is also
-    where it closes it: ``stop``).  Up to one piece per pool thread, each cut at
-    the first such place from an even share of the events on; none under
+    where it closes it: ``stop``).  Up to ``pieces()`` pieces, each cut at the
+    first such place from an even share of the events on; none under
     ``2 * PIECE_MIN`` events or where no thread is free to take one."""
     n = s.shape[0]
-    wanted = min(threads(), n // PIECE_MIN)
+    wanted = min(pieces(), n // PIECE_MIN)
     if wanted < 2:
         return [0, n]
     runs = np.append(np.flatnonzero(new_run), n)
