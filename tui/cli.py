@@ -127,22 +127,7 @@ def _shape_help(what: str, key: str) -> str:
     return f"{what} (default: {gpu} on a GPU, {cpu} on the CPU)"
 
 
-class _Listed(_SubcommandParser):
-    """A subcommand that this run does not take (``build_parser(command)``): listed by
-    name and help, its options never built."""
-
-    def add_argument(self, *args: Any, **kwargs: Any) -> Any:
-        return None
-
-    def add_mutually_exclusive_group(self, **kwargs: Any) -> Any:
-        return self
-
-
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line.  With ``command`` (the subcommand the command line names),
-    only that one gets its options; the others are listed by name and help, for
-    ``--help`` and usage errors.  WHY: the hundred options of every subcommand took
-    10-15 ms of each run, a twentieth of a reopened big trace's ``stats``."""
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="attn-tui",
         description="Explore PyTorch profiler traces of attention in the terminal.",
@@ -151,14 +136,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubcommandParser,
                                 help="one of these ('attn-tui COMMAND --help' for its options)")
     sub.required = True
-    if command is not None:
-        add = sub.add_parser
-
-        def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-            sub._parser_class = _SubcommandParser if name == command else _Listed
-            return add(name, **kwargs)
-
-        sub.add_parser = add_parser  # type: ignore[method-assign,assignment]
     _capture_parser(sub)
 
     p = sub.add_parser("open", help="browse traces in the terminal (the TUI)")
@@ -329,9 +306,8 @@ def _finish_warming() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    named = next((a for a in argv if not a.startswith("-")), None)  # --debug may come first
-    args = build_parser(named).parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     _one_blas_thread(args.command)  # before anything imports NumPy
     from tui.prestart import prestart
 
