@@ -44,9 +44,8 @@ class Nesting:
 def parents(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> np.ndarray:
     """``nest(start, end, group).parent`` alone: the op table needs no ``stop`` nor
     ``depth`` (its subtree sums climb the parents, ``ancestor_sums``), and on a 1 GB
-    trace they are a third of the nesting's time.  The same values, as int32 where
-    the jumping settles every event (fewer than 2**31 events; half the memory of
-    every gather by them), else int64."""
+    trace they are a third of the nesting's time.  The same values, as int32 for
+    fewer than 2**31 events (half the memory of every gather by them), else int64."""
     checked = _checked(start, end, group)
     if checked is None:
         return _nest_walk(start, end, group).parent
@@ -54,9 +53,10 @@ def parents(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> np.ndarray
     bounds = cuts(s, e, new_run)
     if len(bounds) == 2:
         return _parents(s, e, new_run, wide=False)
-    return np.concatenate(in_threads(*(partial(_offset_parents, s, e, new_run, a, b)
-                                       for a, b in itertools.pairwise(bounds)),
-                                     rows=s.shape[0]))
+    out = np.empty(s.shape[0], dtype=_index_type(s.shape[0]))  # each piece writes its part
+    in_threads(*(partial(_parents_into, out, s, e, new_run, a, b)
+                 for a, b in itertools.pairwise(bounds)), rows=s.shape[0])
+    return out
 
 
 def _checked(start: np.ndarray, end: np.ndarray,
@@ -104,12 +104,14 @@ def nest(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> Nesting:
         return _nest_walk(start, end, group)
     s, e, new_run = checked
     bounds = cuts(s, e, new_run)
-    pieces = in_threads(*(partial(_piece_nest, s, e, new_run, a, b)
-                          for a, b in itertools.pairwise(bounds)), rows=s.shape[0])
-    if len(pieces) == 1:
-        return pieces[0]
-    return Nesting(*(np.concatenate([getattr(p, name) for p in pieces])
-                     for name in ("parent", "stop", "depth")))
+    if len(bounds) == 2:
+        parent = _parents(s, e, new_run)
+        return Nesting(parent, *_stops_and_depths(parent))
+    n = s.shape[0]  # each piece writes its part of these
+    out = Nesting(np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int32))
+    in_threads(*(partial(_nest_into, out, s, e, new_run, a, b)
+                 for a, b in itertools.pairwise(bounds)), rows=n)
+    return out
 
 
 def _comparable(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -140,21 +142,32 @@ def _piece_parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, a: int, b:
     return _parents(s[a:b], e[a:b], runs, wide)
 
 
-def _piece_nest(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, a: int, b: int) -> Nesting:
-    """``Nesting`` of events ``a:b`` (a piece from ``nest_cuts``), as indices of the whole."""
+def _nest_into(out: Nesting, s: np.ndarray, e: np.ndarray, new_run: np.ndarray, a: int,
+               b: int) -> None:
+    """The nesting of events ``a:b`` (a piece from ``nest_cuts``) into ``out[a:b]``, as
+    indices of the whole."""
     parent = _piece_parents(s, e, new_run, a, b)
     stop, depth = _stops_and_depths(parent)
-    parent[parent >= 0] += a
-    stop += a
-    return Nesting(parent=parent, stop=stop, depth=depth)
+    _shifted_into(out.parent[a:b], parent, a)
+    np.add(stop, a, out=out.stop[a:b])
+    out.depth[a:b] = depth
 
 
-def _offset_parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, a: int,
-                    b: int) -> np.ndarray:
-    """``_piece_parents`` as indices of the whole, in the jumping's index type."""
-    parent = _piece_parents(s, e, new_run, a, b, wide=False)
-    parent[parent >= 0] += a
-    return parent
+def _parents_into(out: np.ndarray, s: np.ndarray, e: np.ndarray, new_run: np.ndarray, a: int,
+                  b: int) -> None:
+    """``parents`` of events ``a:b`` (a piece from ``nest_cuts``) into ``out[a:b]``."""
+    _shifted_into(out[a:b], _piece_parents(s, e, new_run, a, b, wide=False), a)
+
+
+def _shifted_into(out: np.ndarray, parent: np.ndarray, a: int) -> None:
+    """A piece's parents (-1: none) as indices of the whole, the piece starting at ``a``."""
+    out[:] = parent
+    out[parent >= 0] += a
+
+
+def _index_type(n: int) -> type[np.signedinteger]:
+    """The narrowest index type for ``n`` events (int32 gathers move half the bytes)."""
+    return np.int32 if n < 2**31 else np.int64
 
 
 def _parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, wide: bool = True) -> np.ndarray:
@@ -168,11 +181,11 @@ def _parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, wide: bool = Tru
     ``e_c``) fails ``i`` once ``c`` itself fails ``i``.  Unresolved jumps double
     their reach, so a few dozen rounds settle real traces; whatever is left
     after ``_MAX_ROUNDS`` finishes one by one along the already settled chains
-    (amortised O(n), like the walk).  ``wide``: int64 always, else the index
+    (amortised O(n), like the walk).  ``wide``: int64, else the index
     type the jumping used.
     """
     n = s.shape[0]
-    index = np.int32 if n < 2**31 else np.int64  # narrower gathers
+    index = _index_type(n)
     cand = np.arange(-1, n - 1, dtype=index)
     cand[new_run] = -1
     fails = _failing(s, e)
@@ -187,7 +200,7 @@ def _parents(s: np.ndarray, e: np.ndarray, new_run: np.ndarray, wide: bool = Tru
         act = act[fails(nc, act)]
         rounds += 1
     if act.shape[0]:
-        return _finish_parents(cand, s, e, act)
+        cand = _finish_parents(cand, s, e, act)
     return cand.astype(np.int64) if wide else cand
 
 
@@ -206,7 +219,7 @@ _MAX_ROUNDS = 64
 
 def _finish_parents(cand: np.ndarray, s: np.ndarray, e: np.ndarray, todo: np.ndarray) -> np.ndarray:
     """Settle the events the jumping left, in index order, one chain step at a
-    time (every earlier candidate is final by then)."""
+    time (every earlier candidate is final by then); in ``cand``'s index type."""
     cl, sl, el = cand.tolist(), s.tolist(), e.tolist()
     for i in todo.tolist():
         si, ei = sl[i], el[i]
@@ -214,7 +227,7 @@ def _finish_parents(cand: np.ndarray, s: np.ndarray, e: np.ndarray, todo: np.nda
         while c >= 0 and (el[c] <= si or el[c] < ei):
             c = cl[c]
         cl[i] = c
-    return np.asarray(cl, dtype=np.int64)
+    return np.asarray(cl, dtype=cand.dtype)
 
 
 def _stops_and_depths(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -227,7 +240,7 @@ def _stops_and_depths(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     -- its ancestors -- are those before it not yet closed:
     ``depth[i] = i - #{j: stop[j] <= i}``, one cumulative count."""
     n = parent.shape[0]
-    index = np.int32 if n < 2**31 else np.int64  # narrower gathers
+    index = _index_type(n)
     kids = np.flatnonzero(parent >= 0).astype(index)
     down = np.full(n, -1, dtype=index)  # last child, then last descendant
     np.maximum.at(down, parent[kids], kids)
