@@ -5,6 +5,7 @@ piece, on every sample and real trace; ``shares`` must cut work evenly."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -80,3 +81,39 @@ def test_pieces_only_with_cores_to_spare(monkeypatch: pytest.MonkeyPatch) -> Non
         monkeypatch.setattr(column_threads, "usable_cores", lambda c=cores: c)
         assert column_threads.pieces() == want
         assert len(shares(np.ones(10**6, np.int8), 1)) == want + 1
+
+
+def test_traces_analysed_at_once_with_pieces_and_beside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 16-core path (pieces on the shared pool, the op nesting beside the links)
+    with several traces analysed at once, as the TUI does: the same facts as one by one."""
+    from profiling.analysis import analysed as analysed_module
+    from profiling.analysis.compare import compare_traces
+    from profiling.analysis.findings import trace_findings
+    from profiling.analysis.stats import trace_stats
+
+    paths = TRACES[:6]
+
+    def facts(path: Path) -> str:
+        a = AnalysedTrace(load_trace(path, use_cache=False))
+        return repr((trace_stats(a), a.key_averages.rows, trace_findings(a),
+                     compare_traces([a])))
+
+    alone = [facts(p) for p in paths]
+    many_pieces(monkeypatch)
+    monkeypatch.setattr(analysed_module, "BESIDE_MIN_CORES", 1)
+    got: dict[Path, str] = {}
+    failed: list[BaseException] = []
+
+    def run(path: Path) -> None:
+        try:
+            got[path] = facts(path)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failed.append(exc)
+
+    threads = [threading.Thread(target=run, args=(p,)) for p in paths]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not failed and not any(t.is_alive() for t in threads)
+    assert [got[p] for p in paths] == alone
