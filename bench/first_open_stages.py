@@ -7,9 +7,9 @@ is pointed at a fresh temporary folder) with the loader's and the analysis's
 main steps wrapped: each prints when it started and ended, in seconds from the
 interpreter's start, and the thread it ran on, so serial stretches (the parent's
 merge, the analysis' chain) and waits (the decoders, the warm-up) show as they
-happen.  The decoded chunks'
-arrival times say how evenly the decoders finished.  Wall-clock, one run: run
-it a few times and read the spread (the machines are shared).  The decoding
+happen.  The decoded chunks' arrival times say how evenly the decoders finished.
+Wall-clock, one run: run it a few times and read the spread (the machines are
+shared).  The decoding
 pool's server is started before the wrapped modules are imported, as the
 command starts it before its own imports (``tui.prestart``).
 """
@@ -48,7 +48,7 @@ STEPS = (
     ("profiling.analysis.regions", "find_regions"),
     ("profiling.analysis.chains", "launch_chains"),
     ("profiling.analysis.chains", "instance_launches"),
-    ("profiling.analysis.warm", "warm"),  # the warm-up's halves, below
+    ("profiling.analysis.warm", "warm"),  # the warm-up's parts, below
     ("profiling.analysis.compare", "summarize_trace"),
     ("profiling.analysis.key_averages", "key_averages"),
     ("profiling.analysis.instance_kernels", "kernel_columns"),

@@ -178,10 +178,10 @@ def instance_launches(trace: Trace, links: Links, chains: LaunchChains,
     lo = instance_column(instances, "launch_lo")
     hi = instance_column(instances, "launch_hi")
     within = instance_column(instances, "row")
-    bounds = shares(np.maximum(hi - lo, 0), PIECE_EVENTS)
+    launches = np.maximum(hi - lo, 0)  # each instance's GPU events: its share of the work
     pieces = in_threads(*(partial(_launches, trace, links, chains, lo[a:b], hi[a:b], within[a:b])
-                          for a, b in itertools.pairwise(bounds)),
-                        rows=int(np.maximum(hi - lo, 0).sum()))
+                          for a, b in itertools.pairwise(shares(launches, PIECE_EVENTS))),
+                        rows=int(launches.sum()))
     if len(pieces) == 1:
         return pieces[0]
     inst_ptr, rows = _joined([p.inst_ptr for p in pieces], [p.rows for p in pieces])

@@ -24,10 +24,7 @@ from typing import Any
 import numpy as np
 
 from profiling.analysis.ranges import concat_ranges
-from profiling.trace.model import GPU_KINDS, Kind, LaneKind, Trace
-
-_GPU_KIND_TABLE = np.zeros(256, dtype=bool)
-_GPU_KIND_TABLE[[int(k) for k in GPU_KINDS]] = True
+from profiling.trace.model import GPU_KIND_TABLE, Kind, LaneKind, Trace
 
 LANE_CHOICES = ("cpu", "gpu", "all")
 LANE_KINDS = (LaneKind.CPU, LaneKind.GPU, LaneKind.OTHER)
@@ -256,7 +253,7 @@ def slice_summary(
 def _gpu_figures(summary: SliceSummary, kinds: np.ndarray, start: np.ndarray,
                  clipped: np.ndarray) -> None:
     """GPU busy time (union, so overlapping streams count once) and copy totals."""
-    on_gpu = np.flatnonzero(_GPU_KIND_TABLE[kinds])
+    on_gpu = np.flatnonzero(GPU_KIND_TABLE[kinds])
     gpu_start = start[on_gpu]
     summary.gpu_busy_ns = union_ns(gpu_start, gpu_start + clipped[on_gpu])
     memcpy, memset = kinds == np.uint8(Kind.MEMCPY), kinds == np.uint8(Kind.MEMSET)

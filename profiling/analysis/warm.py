@@ -51,7 +51,7 @@ def warm(analysed: AnalysedTrace) -> None:
         return
     failed: list[BaseException] = []
 
-    def beside(step: Callable[[AnalysedTrace], object]) -> Callable[[], None]:
+    def caught(step: Callable[[AnalysedTrace], object]) -> Callable[[], None]:
         def run() -> None:
             try:
                 step(analysed)
@@ -60,7 +60,7 @@ def warm(analysed: AnalysedTrace) -> None:
         return run
 
     # daemons, like the thread warm runs on: an interrupted command never waits for them
-    others = [threading.Thread(target=beside(step), name=f"attn-tui-warm-{name}", daemon=True)
+    others = [threading.Thread(target=caught(step), name=f"attn-tui-warm-{name}", daemon=True)
               for name, step in (("kernels", _kernels), ("findings", trace_findings))]
     for thread in others:
         thread.start()

@@ -19,7 +19,7 @@ from profiling.trace.column_threads import in_threads
 from profiling.trace.depths import depths
 from profiling.trace.kinds import category_kinds, device_types, kinds_by_name
 from profiling.trace.lanes import build_lanes, split_mixed_lanes
-from profiling.trace.model import GPU_KINDS, NO_ID, ArgsSource, Kind, Lane, Trace, fits
+from profiling.trace.model import GPU_KIND_TABLE, NO_ID, ArgsSource, Kind, Lane, Trace, fits
 from profiling.trace.sort_rows import row_order
 from profiling.trace.spare_arrays import PIECE, SpareArrays
 from profiling.trace.times import LIMIT_NS, NOT_A_NUMBER, OK
@@ -38,8 +38,6 @@ for _letter, _kind in _PHASE_KIND.items():
 _NESTS = np.zeros(256, dtype=np.int8)  # row_order's ``nests``: 1 holds ops, 2 a leaf
 _NESTS[[Kind.CPU_OP, Kind.USER_ANNOTATION]] = 1
 _NESTS[Kind.RUNTIME] = 2
-_GPU_KIND = np.zeros(256, dtype=bool)  # kind in GPU_KINDS
-_GPU_KIND[list(GPU_KINDS)] = True
 _SLICE_TABLE = np.zeros(256, dtype=bool)
 for _letter in "XBE":
     _SLICE_TABLE[ord(_letter)] = True
@@ -244,7 +242,7 @@ def _streams_from_lanes(stream: np.ndarray, kind: np.ndarray, lane: np.ndarray,
     left the arg out, and a kernel's stream is then one fact, not null in one place
     and a lane in another."""
     no_stream = stream == NO_ID
-    no_stream &= _GPU_KIND[kind]
+    no_stream &= GPU_KIND_TABLE[kind]
     missing = np.flatnonzero(no_stream)
     if missing.shape[0]:
         tids = [x.tid if type(x.tid) is int else NO_ID for x in lanes]

@@ -80,6 +80,11 @@ class Kind(IntEnum):
 GPU_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
 """Kinds that run on a device and are launched from the host (the 'GPU events')."""
 
+GPU_KIND_TABLE = np.zeros(256, dtype=bool)
+GPU_KIND_TABLE[list(GPU_KINDS)] = True
+"""``GPU_KIND_TABLE[kind]``: whether each row's (uint8) kind is in ``GPU_KINDS``, one
+look-up a row (``np.isin`` sorts)."""
+
 STEP_PREFIX = "ProfilerStep#"
 """How ``torch.profiler.profile.step()`` names each step's range: ``ProfilerStep#N``."""
 
