@@ -11,9 +11,7 @@ No Python operation runs per event, and per instance only the look-up of its
 name's text: every other piece (a combination's text picked by index, a time's
 integer part and fraction) is made for a whole column by one C call, laid out by position
 in one object array and joined once per chunk (``_chunk_text``); times are written
-from their integer ns as ``repr`` writes the float (``_us_pieces``).  The chunks
-are independent: ``write_kernels_json`` has them made side by side by forked
-processes where that is safe and pays (``forked_parts``).
+from their integer ns as ``repr`` writes the float (``_us_pieces``).
 ``tests/test_kernels_batch.py`` checks the result byte for byte against
 ``json.dumps`` on every sample and real trace, ``tests/test_kernels_json_numbers.py``
 the times against ``repr``.
@@ -23,13 +21,11 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator, Sequence
-from typing import BinaryIO
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.forked_parts import write_parts
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.launch_chain import ATTRIBUTIONS
 from profiling.analysis.regions import INSTANCE_COL as _COL
@@ -75,25 +71,9 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
                        per: int = 2000) -> Iterator[str]:
     """``kernels_json``'s text in pieces of ``per`` instances, to write as they come:
     the text of a 1 GB trace's 38,400 instances is 150 MB, never held at once."""
-    count, make = _chunk_maker(analysed, instances, per)
-    for i in range(count):
-        yield make(i)
-
-
-def write_kernels_json(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
-                       out: BinaryIO, per: int = 2000) -> None:
-    """``kernels_json``'s text, encoded, to ``out``: its chunks made side by side by
-    forked processes where that is safe and pays (``forked_parts``), in order."""
-    count, make = _chunk_maker(analysed, instances, per)
-    write_parts(make, count, out)
-
-
-def _chunk_maker(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
-                 per: int) -> tuple[int, Callable[[int], str]]:
-    """How many pieces the listing's text comes in, and the function that makes
-    the i-th: the list's opening and ``per`` instances each, then its closing."""
     if not instances:
-        return 1, lambda i: "[]"
+        yield "[]"
+        return
     cols = kernel_columns(analysed, instances)
     pre, post = _event_texts(analysed, cols)
     combo = cols.combo  # int64, computed or read back
@@ -102,16 +82,11 @@ def _chunk_maker(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
     # An event's closing text: its combination's, then what follows it in its instance.
     post_obj = _objects([p + tail for p in post for tail in (",\n   ", "\n  ]\n }")])
     ptr = cols.ptr
-    chunks = (len(instances) + per - 1) // per
-
-    def make(i: int) -> str:
-        if i == chunks:
-            return "\n]"
-        lo, hi = i * per, min((i + 1) * per, len(instances))
-        return _chunk_text(analysed, cols, names[lo:hi], heads[lo:hi], lo, pre_obj, post_obj,
-                           combo[ptr[lo] : ptr[hi]])
-
-    return chunks + 1, make
+    for lo in range(0, len(instances), per):
+        hi = min(lo + per, len(instances))
+        yield _chunk_text(analysed, cols, names[lo:hi], heads[lo:hi], lo, pre_obj, post_obj,
+                          combo[ptr[lo] : ptr[hi]])
+    yield "\n]"
 
 
 def _objects(texts: list[str]) -> np.ndarray:
@@ -140,17 +115,10 @@ rather than written by ``repr`` of the list and split again: two passes over the
 text saved per column, for a table of at most 65,536 short strings made once."""
 
 
-_INTS: np.ndarray = np.empty(0, dtype=object)
-
-
+@functools.cache
 def _int_texts(size: int) -> np.ndarray:
-    """``str(i)`` for ``i`` in ``range(size)`` at least, as an object array to pick
-    from: one table, made again only to grow (a forked child inherits it)."""
-    global _INTS
-    table = _INTS
-    if table.shape[0] < size:
-        table = _INTS = _objects([str(i) for i in range(size)])
-    return table
+    """``str(i)`` for ``i`` in ``range(size)``, as an object array to pick from."""
+    return _objects([str(i) for i in range(size)])
 
 
 def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str] | np.ndarray, np.ndarray]:

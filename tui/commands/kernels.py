@@ -54,29 +54,15 @@ def run(args: argparse.Namespace) -> int:
 
         print(visible(note), file=sys.stderr)  # once the listing is sure: errors stay one line
     if args.json:  # the text json.dumps(indent=1) gives, written from columns (fast)
-        _write_json(analysis, selected)
+        from profiling.analysis.kernels_json import kernels_json_parts
+
+        for part in kernels_json_parts(analysis, selected):
+            sys.stdout.write(part)
+        sys.stdout.write("\n")
         return 0
     listing = kernels_of(analysis, selected)
     _print(listing)
     return 0
-
-
-def _write_json(analysis: Any, selected: Sequence[Any]) -> None:
-    """The listing's JSON to stdout's binary buffer, its chunks made side by side
-    where that pays (``kernels_json.write_kernels_json``); as text where stdout
-    has no buffer (a ``StringIO``)."""
-    from profiling.analysis import kernels_json
-
-    binary = getattr(sys.stdout, "buffer", None)
-    if binary is None:
-        for part in kernels_json.kernels_json_parts(analysis, selected):
-            sys.stdout.write(part)
-        sys.stdout.write("\n")
-        return
-    sys.stdout.flush()  # what was written as text goes first
-    kernels_json.write_kernels_json(analysis, selected, binary)
-    binary.write(b"\n")
-    binary.flush()
 
 
 def _select(analysis: Any, region: str) -> Sequence[Any]:
