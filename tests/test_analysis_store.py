@@ -146,8 +146,14 @@ def test_beside_keeps_the_parts_beside(write_trace, tmp_path, monkeypatch):
     assert (folder / f"analysis-{analysis_store.ANALYSIS_VERSION}-regions" / "part.json").is_file()
 
 
-def test_a_stale_or_damaged_part_is_never_read(write_trace, tmp_path, monkeypatch):
+@pytest.mark.parametrize("threads", [False, True], ids=["inline", "threads"])
+def test_a_stale_or_damaged_part_is_never_read(write_trace, tmp_path, monkeypatch, threads):
+    """Also with the arrays' checks on threads (``in_threads``, as on a big trace)."""
     monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    if threads:
+        from profiling.trace import column_threads
+
+        monkeypatch.setattr(column_threads, "MIN_ROWS", 0)
     path = write_trace(many_events(5))
     want = AnalysedTrace(load_trace(path, use_cache=False)).regions
     assert AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions is not None

@@ -185,3 +185,73 @@ def test_user_cache_folder_comes_from_platformdirs(tmp_path, monkeypatch):
     assert cache_dirs(trace)[-1].parent == expected
     monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "override"))
     assert cache_dirs(trace)[-1].parent == tmp_path / "override"
+
+
+def bounds_cached(trace) -> dict:
+    return dict(trace.__dict__.get("_bounds_cache", {}))
+
+
+def test_reopen_takes_the_bounds_from_the_index(write_trace, user_cache):
+    """The first start, last start and last end are kept in the index: a reopen
+    knows them before anything asks (no pass over the rows), and they are the
+    ones computed from the columns."""
+    path = write_trace(many_events(20))
+    load_trace(path, min_cache_bytes=0)
+    reopened = load_trace(path, min_cache_bytes=0)
+    fresh = load_trace(path, use_cache=False)
+    want = {"start": fresh.start_ns, "end": fresh.end_ns_max, "last_start": fresh.last_start_ns}
+    assert bounds_cached(reopened) == want
+    assert reopened.all_bounds() == want
+
+
+@cache_itself
+@pytest.mark.parametrize("change", ["start", "last_start", "end", "drop", "older index"])
+def test_bounds_that_disagree_with_the_columns_are_not_taken(write_trace, user_cache, change):
+    path = write_trace(many_events(20))
+    load_trace(path, min_cache_bytes=0)
+    meta_file = cache_dirs(path)[0] / "meta.json"
+    meta = json.loads(meta_file.read_bytes())
+    if change == "drop":
+        del meta["bounds"]["end"]
+    elif change == "older index":  # written before the bounds were kept
+        del meta["bounds"]
+    elif change == "end":
+        meta["bounds"]["end"] = meta["bounds"]["last_start"] - 1  # before a lane's last end
+    else:
+        meta["bounds"][change] += 1
+    meta_file.write_text(json.dumps(meta))
+    reopened = load_trace(path, min_cache_bytes=0)
+    assert isinstance(reopened.ts_ns, np.memmap)  # the index is still read
+    assert bounds_cached(reopened) == {}  # but its bounds are computed when asked
+    fresh = load_trace(path, use_cache=False)
+    assert reopened.all_bounds() == fresh.all_bounds()
+
+
+@cache_itself
+@pytest.mark.parametrize("threads", [False, True], ids=["inline", "threads"])
+@pytest.mark.parametrize("column, value", [("name_id", "top"), ("kind", 200), ("dur_ns", -5),
+                                           ("depth", -1), ("lane", "unsorted"),
+                                           ("source_index", "top"), ("cat_id", -1)])
+def test_a_column_out_of_range_is_rebuilt(write_trace, user_cache, monkeypatch, threads,
+                                          column, value):
+    """``cache._check``'s passes, inline and side by side on threads (as on a big
+    trace): a value out of range in any column means a damaged index, rebuilt."""
+    if threads:
+        from profiling.trace import column_threads
+
+        monkeypatch.setattr(column_threads, "MIN_ROWS", 0)
+    path = write_trace(many_events(20))
+    good = load_trace(path, min_cache_bytes=0)
+    target = cache_dirs(path)[0] / f"{column}.npy"
+    data = np.load(target)
+    if value == "unsorted":
+        data[0], data[-1] = data[-1], data[0]
+    elif value == "top":  # beyond the strings or the file's entries, in any width
+        data[len(data) // 2] = np.iinfo(data.dtype).max
+    else:
+        data[len(data) // 2] = value
+    np.save(target, data)
+    damaged = load_trace(path, min_cache_bytes=0)
+    assert any("damaged cache" in w for w in damaged.warnings)
+    assert np.array_equal(getattr(damaged, column), getattr(good, column))  # from the file
+    assert_same(good, load_trace(path, min_cache_bytes=0))  # rebuilt and valid again

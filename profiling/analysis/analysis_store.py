@@ -39,6 +39,7 @@ import numpy as np
 
 from profiling.trace.cache import index_of
 from profiling.trace.cache_store import TMP_PREFIX, cap_bytes, folder_bytes
+from profiling.trace.column_threads import in_threads
 from profiling.trace.model import Trace
 
 ANALYSIS_VERSION = 8  # 7: a profiler step's GPU work on every thread of its process;
@@ -100,6 +101,12 @@ def _checked_map(path: Path, crc: int) -> np.ndarray:
         return np.memmap(f, dtype=dtype, mode="r", offset=offset, shape=shape).view(np.ndarray)
 
 
+def _rows(files: dict[str, Path]) -> int:
+    """About how many rows the stored arrays hold (8 bytes a row), for ``in_threads``
+    to decide whether threads pay."""
+    return sum(p.stat().st_size for p in files.values()) // 8
+
+
 def part_folder_name(part: str) -> str:
     """The subfolder of a part; region names (any text) are hashed into the name."""
     if part.replace("_", "").isalnum():
@@ -152,7 +159,11 @@ def load(trace: Trace, part: str) -> tuple[dict[str, np.ndarray], Any] | None:
         files = {p.name[:-4]: p for p in where.iterdir() if p.name.endswith(".npy")}
         if set(files) != set(stored.crc):
             raise ValueError("stored arrays missing or extra")
-        arrays = {name: _checked_map(path, stored.crc[name]) for name, path in files.items()}
+        names = sorted(files)
+        checks = [functools.partial(_checked_map, files[n], stored.crc[n]) for n in names]
+        # side by side: the reads and the CRCs release the GIL (one after the other,
+        # 19 ms of the reopened `stats` of a 1 GB trace on the H200)
+        arrays = dict(zip(names, in_threads(*checks, rows=_rows(files)), strict=True))
     except Exception:  # numpy's header parser alone raises half a dozen types
         shutil.rmtree(where, ignore_errors=True)
         return None

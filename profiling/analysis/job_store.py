@@ -45,16 +45,8 @@ from profiling.analysis.job_merge import (
     JobRank,
     JobTrace,
     on_threads,
-    pieces,
 )
-from profiling.trace.cache import (
-    COLUMN_DTYPES,
-    LOADER_VERSION,
-    MIN_CACHE_BYTES,
-    cache_key,
-    check_layout,
-    check_tables,
-)
+from profiling.trace.cache import LOADER_VERSION, MIN_CACHE_BYTES, cache_key
 from profiling.trace.cache_store import (
     ENTRY_FILE,
     SUFFIX,
@@ -66,7 +58,13 @@ from profiling.trace.cache_store import (
     touch,
 )
 from profiling.trace.cache_store import cache_root as _cache_root
-from profiling.trace.model import DeviceType, Group, Kind, Lane, Trace
+from profiling.trace.index_checks import (
+    COLUMN_DTYPES,
+    check_layout,
+    check_ranges,
+    check_tables,
+)
+from profiling.trace.model import Group, Lane, Trace
 
 JOB_INDEX_VERSION = 4
 """Bump when the merge (``job_merge``) or this store changes what a job holds."""
@@ -215,25 +213,7 @@ def check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane], groups
     ends = [r.rows[1] for r in ranks]
     if not ranks or ends[-1] != n or [r.rows[0] for r in ranks] != [0, *ends[:-1]]:
         raise ValueError("ranks do not cover the rows")
-    limits = {"name_id": len(meta.strings), "cat_id": len(meta.strings), "lane": len(lanes),
-              "source_index": meta.n_entries, "kind": len(Kind), "device_type": len(DeviceType),
-              "dur_ns": None, "depth": None}
-
-    def bad(task: tuple[str, slice]) -> bool:
-        name, part = task
-        column = columns[name]
-        if name == "lane":  # sorted: each piece, and across pieces (one row of overlap)
-            part = slice(max(part.start - 1, 0), part.stop)
-            piece = column[part]
-            return bool(np.any(piece[1:] < piece[:-1])) or bool(
-                piece.size and (int(piece[0]) < 0 or int(piece[-1]) >= len(lanes)))
-        piece = column[part]
-        limit = limits[name]
-        return bool(piece.size) and (int(piece.min()) < 0
-                                     or (limit is not None and int(piece.max()) >= limit))
-
-    if any(on_threads(bad, [(name, part) for name in limits for part in pieces(n)])):
-        raise ValueError("a column is out of range")
+    check_ranges(columns, len(lanes), len(meta.strings), meta.n_entries)
     check_tables(lanes, groups)
 
 

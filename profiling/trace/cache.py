@@ -45,7 +45,14 @@ from profiling.trace.cache_store import (
     remove_entry,
     touch,
 )
-from profiling.trace.model import NARROW_COLUMNS, DeviceType, Group, Kind, Lane, Trace
+from profiling.trace.index_checks import (
+    COLUMN_DTYPES,
+    bounds_fit,
+    check_layout,
+    check_ranges,
+    check_tables,
+)
+from profiling.trace.model import Group, Lane, Trace
 from profiling.trace.textblocks import write_blocks
 
 LOADER_VERSION = 16  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
@@ -81,6 +88,9 @@ class _Meta(msgspec.Struct):
     chunk_spans: list[tuple[int, int]]
     entry_starts: list[int]
     gzipped: bool
+    bounds: dict[str, int] = {}
+    """``Trace.all_bounds()``: none in an index written before they were kept (then a
+    reopen computes them when asked, as before)."""
 
 
 def cache_key(path: Path) -> str:
@@ -174,6 +184,8 @@ def read_cache(path: Path, warnings: list[str]) -> tuple[Trace, _Meta, Path] | N
             warnings.append(f"ignored a damaged cache at {folder} ({type(exc).__name__}); rebuilt")
             remove_entry(folder)  # out of the way of the rebuilt one (which would keep it)
             continue
+        if bounds_fit(meta.bounds, trace):
+            trace.know_bounds(meta.bounds)
         touch(folder)
         _set_index(trace, folder, meta.key)
         return trace, meta, folder
@@ -198,63 +210,13 @@ def _set_index(trace: Trace, folder: Path, key: str, new: bool = False) -> None:
     object.__setattr__(trace, "_index_new", new)
 
 
-COLUMN_DTYPES = {
-    "ts_ns": np.int64, "dur_ns": np.int64, "name_id": np.int32, "cat_id": np.int32,
-    "kind": np.uint8, "ph": np.uint8, "lane": np.int32, "depth": np.int16,
-    "correlation": np.int64, "external_id": np.int64, "stream": np.int64,
-    "source_index": np.int64, "lane_start": np.int64, "device_type": np.uint8,
-    "op_input": np.int8,
-}
-"""A stored model's columns (one ``.npy`` file each) and their dtypes: a trace's
-index here, a merged job's entry in ``profiling.analysis.job_store``.  A column of
-``model.NARROW_COLUMNS`` may also have the narrower dtype given there (``model.narrow``:
-the loader's choice per trace, when every value fits), and is mapped as it is stored,
-never widened."""
-
-
-def check_layout(columns: dict[str, np.ndarray], lanes: list[Lane]) -> int:
-    """ValueError unless ``columns`` have their dtypes, one length (returned) and lane
-    starts that match the rows' lanes: the checks every stored model needs first."""
-    for name, dtype in COLUMN_DTYPES.items():
-        narrow = columns[name].dtype == NARROW_COLUMNS.get(name)
-        if (columns[name].dtype != dtype and not narrow) or columns[name].ndim != 1:
-            raise ValueError(f"column {name} has the wrong type")
-    n = len(columns["ts_ns"])
-    if any(len(columns[c]) != n for c in COLUMN_DTYPES if c != "lane_start"):
-        raise ValueError("columns of different lengths")
-    starts, lane = columns["lane_start"], columns["lane"]
-    if len(starts) != len(lanes) + 1 or not np.array_equal(
-            np.searchsorted(lane, np.arange(len(lanes) + 1, dtype=lane.dtype)), starts):
-        raise ValueError("lanes do not match their rows")
-    return n
-
-
-def check_tables(lanes: list[Lane], groups: list[Group]) -> None:
-    """ValueError unless the lane and group tables point at each other consistently."""
-    if any(item.index != i or not 0 <= item.group < len(groups) for i, item in enumerate(lanes)):
-        raise ValueError("lane table damaged")
-    if any(not 0 <= k < len(lanes) for g in groups for k in g.lanes):
-        raise ValueError("group table damaged")
-
-
 def _check(meta: _Meta, columns: dict[str, np.ndarray], lanes: list[Lane],
            groups: list[Group]) -> None:
     """ValueError unless the index is internally consistent: a damaged index (a bad
-    disk, a bit flip) must be rebuilt, not crash whatever reads the model later.
-    A few vectorised min/max passes: milliseconds even for millions of events."""
+    disk, a bit flip) must be rebuilt, not crash whatever reads the model later."""
     n = check_layout(columns, lanes)
-    lane = columns["lane"]
-    if n and (lane[0] < 0 or lane[-1] >= len(lanes) or np.any(np.diff(lane) < 0)):
-        raise ValueError("lanes do not match their rows")
     if n:
-        for name, limit in (("name_id", len(meta.strings)), ("cat_id", len(meta.strings)),
-                            ("source_index", meta.n_entries), ("kind", len(Kind)),
-                            ("device_type", len(DeviceType))):
-            column = columns[name]
-            if int(column.min()) < 0 or int(column.max()) >= limit:
-                raise ValueError(f"column {name} out of range")
-        if int(columns["dur_ns"].min()) < 0 or int(columns["depth"].min()) < 0:
-            raise ValueError("negative durations or depths")
+        check_ranges(columns, len(lanes), len(meta.strings), meta.n_entries)
     check_tables(lanes, groups)
     spans, entry_starts = meta.chunk_spans, meta.entry_starts
     if len(spans) != len(entry_starts) or (entry_starts and entry_starts[0] != 0) or any(
@@ -304,6 +266,7 @@ def write_cache(trace: Trace, path: Path, spans: list[tuple[int, int]],
         chunk_spans=spans,
         entry_starts=entry_starts,
         gzipped=gzipped,
+        bounds=trace.all_bounds(),  # on columns still in memory: a reopen's would fault them in
     )
     info = EntryInfo(trace=str(path.resolve()), size=st.st_size, mtime_ns=st.st_mtime_ns)
     for folder in folders:
