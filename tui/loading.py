@@ -22,7 +22,20 @@ _STAGES = {"read": "reading", "decode": "decoding", "build": "building", "done":
 
 
 def load_for_command(path: str, args: Any = None) -> Trace:
-    """``load_trace`` with ``--no-cache`` honoured and a progress bar for big files."""
+    """``load_trace`` with ``--no-cache`` honoured and a progress bar for big files.
+    Once a trace is reopened from its index, the allocator keeps freed memory for
+    the command's next chunk (``malloc_tuning``)."""
+    from profiling.trace.cache import index_of, is_new_index
+
+    trace = _load(path, args)
+    if index_of(trace) is not None and not is_new_index(trace):
+        from tui.malloc_tuning import keep_freed_memory
+
+        keep_freed_memory()
+    return trace
+
+
+def _load(path: str, args: Any) -> Trace:
     use_cache = not getattr(args, "no_cache", False)
     try:
         size = os.stat(path).st_size
