@@ -41,6 +41,7 @@ FINGERPRINTS = {
     14: "02e1840e8de8e119bb2f9af1a741931c5371953dbbfa9f8fdccb9a309b8d000d",  # narrow ids
     15: "b3c318112d4269933ca4bb9e81f0940f10049720bd3878a6520e4dbcb57e14a4",  # old annotations
     16: "fcc19ffaaa999af4f7131a3c86c9637848a7ad878aa168f8566ec3a019e6b246",  # 2021 User spans
+    17: "65e0cf259adaab22e9cebbe987f86e9282fb4e8b3be58e134c5abf3e1c912be6",  # bounds in meta
 }
 """LOADER_VERSION -> fingerprint of the index format and of the reference trace's index."""
 

@@ -55,7 +55,7 @@ from profiling.trace.index_checks import (
 from profiling.trace.model import Group, Lane, Trace
 from profiling.trace.textblocks import write_blocks
 
-LOADER_VERSION = 16  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
+LOADER_VERSION = 17  # 8: exact (lane, ts, dur) ties by External id; 9: thread/stream split;
 # 10: op_input (the input dtypes of compute and cast ops, read while decoding);
 # 11: xpu_driver / privateuse1_driver calls are runtime calls (they launch kernels);
 # 12: in an exact (lane, ts, dur) tie a runtime call goes after the op (row order);
@@ -64,7 +64,8 @@ LOADER_VERSION = 16  # 8: exact (lane, ts, dur) ties by External id; 9: thread/s
 # int16, where every value of the trace fits; a gzip trace's text blocks at zlib level 3;
 # 15: an old trace's record_function ranges (category Operator) are user annotations;
 # 16: 2021 Kineto's GPU user annotations (category User, tid "stream N user") are
-# gpu annotations on a GPU lane, not other events on a lane of their own
+# gpu annotations on a GPU lane, not other events on a lane of their own;
+# 17: the trace's bounds (first start, last start, last end) in meta.json
 """Bump when the model or the loader changes what it produces."""
 
 MIN_CACHE_BYTES = 4 << 20
