@@ -8,6 +8,8 @@ joined and then encoded) frees two blocks of a chunk's size at the heap's top
 each time, so every page of every chunk is faulted in afresh: on the reopened
 1 GB trace (2-core VM) 48.7 k page faults, 17.4 k with the settings here, system
 time 0.11-0.16 s -> 0.04-0.08 s; ``slices`` 19.3 k -> 15.1 k, ``compare`` 21 k -> 16 k.
+(The H200's glibc showed no such churn for ``kernels``, 20.6 k -> 18.9 k; ``stats``
+17.5 k -> 10.4 k and ``slices`` 23.8 k -> 15.5 k there.)
 
 The settings: blocks below 32 MiB (glibc's own upper bound for the first) come
 from the heap, and up to 256 MiB freed at its top stay there for the next
