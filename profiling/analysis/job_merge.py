@@ -101,9 +101,10 @@ class JobTrace(Trace):
         return self.bounds()[1]
 
     def bounds(self) -> tuple[int, int]:
-        """(first start, last end) of the rows, in ns; (0, 0) with no rows."""
-        known = getattr(self, "_bounds", None)
-        if known is None:
+        """(first start, last end) of the rows, in ns; (0, 0) with no rows.  Kept
+        where ``Trace`` keeps its bounds (``know_bounds``)."""
+        known = self.__dict__.get("_bounds_cache", {})
+        if "start" not in known or "end" not in known:
             n = len(self)
 
             def one(part: slice) -> tuple[int, int]:
@@ -111,12 +112,12 @@ class JobTrace(Trace):
                 return int(ts.min()), int((ts + self.dur_ns[part]).max())
 
             found = on_threads(one, pieces(n)) if n else [(0, 0)]
-            known = (min(a for a, _ in found), max(b for _, b in found))
-            self.set_bounds(known)
-        return known  # type: ignore[no-any-return]
+            self.set_bounds((min(a for a, _ in found), max(b for _, b in found)))
+            known = self.__dict__["_bounds_cache"]
+        return known["start"], known["end"]
 
     def set_bounds(self, bounds: tuple[int, int]) -> None:
-        object.__setattr__(self, "_bounds", (int(bounds[0]), int(bounds[1])))
+        self.know_bounds({"start": int(bounds[0]), "end": int(bounds[1])})
 
     def drawn_depths(self) -> list[int]:
         """Per lane, the depth rows the timeline unfolds it to: 1 + the deepest row
