@@ -61,7 +61,7 @@ def test_every_option_of_every_subcommand_has_help() -> None:
 
 def test_sort_help_lists_the_keys_table_accepts() -> None:
     from profiling.analysis.key_averages import SORT_KEYS
-    from tui import cli
+    from tui import cli_options as cli
 
     assert tuple(cli.SORT_KEYS) == tuple(SORT_KEYS)
     text = build_parser().parse_args(["table", "x"])  # the parser builds
@@ -72,7 +72,7 @@ def test_sort_help_lists_the_keys_table_accepts() -> None:
 
 def test_help_defaults_match_capture_config() -> None:
     from profiling.capture.config import CPU_DEFAULTS, GPU_DEFAULTS, VARIANT_NAMES
-    from tui import cli
+    from tui import cli_options as cli
 
     for key, (gpu_default, cpu_default) in cli.SHAPE_DEFAULTS.items():
         assert (GPU_DEFAULTS[key], CPU_DEFAULTS[key]) == (gpu_default, cpu_default), key

@@ -43,6 +43,6 @@ def test_the_cli_offers_exactly_the_variants_capture_knows():
     # tui.cli may not import profiling.capture at module level (startup without
     # torch), so it spells the names itself; this keeps the two lists one list.
     from profiling.capture.config import VARIANT_NAMES
-    from tui.cli import VARIANTS
+    from tui.cli_options import VARIANTS
 
     assert VARIANTS == VARIANT_NAMES

@@ -96,11 +96,10 @@ def _print_stragglers(console, report) -> None:  # noqa: ANN001
     console.print(table)
 
 
-def add_parser(sub) -> None:  # noqa: ANN001 - argparse's subparsers action
-    """``ranks`` and its options (called by ``tui.cli.build_parser``)."""
-    from tui.cli import PATHS_HELP, _common
+def add_options(p: argparse.ArgumentParser) -> None:
+    """``ranks``' options (called by ``tui.cli.build_parser``)."""
+    from tui.cli_options import PATHS_HELP, common_options
 
-    p = sub.add_parser("ranks", help="a job's ranks: where each rank's GPU time went")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help=PATHS_HELP + "; the ranks of one job (distributedInfo)")
     p.add_argument("--align", choices=("clock", "step"), default="clock",
@@ -108,10 +107,4 @@ def add_parser(sub) -> None:  # noqa: ANN001 - argparse's subparsers action
                         "rank's first ProfilerStep (default: %(default)s)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object per rank, in rank order (README: JSON output)")
-    _common(p, cache=True)
-    for name in ("open", "findings"):  # they take the same choice for a job
-        other = sub.choices.get(name)
-        if other is not None:
-            other.add_argument("--align", choices=("clock", "step"), default="clock",
-                               help="a job's ranks on one time axis by the traces' clocks, or "
-                                    "on each rank's first ProfilerStep (default: %(default)s)")
+    common_options(p, cache=True)

@@ -31,11 +31,9 @@ SQL_DESCRIPTION = (
 )
 
 
-def add_parsers(sub: Any, common: Callable[..., None]) -> None:
-    """The ``sql`` and ``export`` subcommands (called by ``tui.cli.build_parser``)."""
-    p = sub.add_parser(
-        "sql", help="a DuckDB query over traces or Parquet exports", description=SQL_DESCRIPTION
-    )
+def sql_options(p: argparse.ArgumentParser, common: Callable[..., None]) -> None:
+    """``sql``'s description and options (called by ``tui.cli.build_parser``)."""
+    p.description = SQL_DESCRIPTION
     p.add_argument(
         "inputs",
         nargs="+",
@@ -51,7 +49,9 @@ def add_parsers(sub: Any, common: Callable[..., None]) -> None:
     fmt.add_argument("--csv", action="store_true", help="print CSV with a header row")
     common(p, cache=True)
 
-    p = sub.add_parser("export", help="the SQL views of traces as Parquet files")
+
+def export_options(p: argparse.ArgumentParser, common: Callable[..., None]) -> None:
+    """``export``'s options (called by ``tui.cli.build_parser``)."""
     p.add_argument("inputs", nargs="+", metavar="TRACE", help="a trace or a folder of traces")
     p.add_argument(
         "--parquet",
