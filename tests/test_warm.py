@@ -112,7 +112,7 @@ def test_each_command_as_first_open_gives_its_output(command: str, index_all: Pa
 def test_only_a_first_open_warms(index_all: Path, monkeypatch: pytest.MonkeyPatch):
     path = str(SAMPLE_TRACES / "naive.json.gz")
     started: list[AnalysedTrace] = []
-    monkeypatch.setattr(loading, "_warm_quietly", started.append)
+    monkeypatch.setattr(loading, "warm_quietly", started.append)
     first = loading.analysed_for_command(path)
     loading.finish_warming()
     assert is_new_index(first.trace) and started == [first]
@@ -131,7 +131,7 @@ def test_slices_first_open_warms_and_a_reopen_reads_the_trace_alone(
     it still starts the warm-up the next commands read."""
     path = str(SAMPLE_TRACES / "naive.json.gz")
     started: list[AnalysedTrace] = []
-    monkeypatch.setattr(loading, "_warm_quietly", started.append)
+    monkeypatch.setattr(loading, "warm_quietly", started.append)
     want = run(["slices", "--json", "--no-cache", path])
     assert started == []  # no index written: nothing to keep results in
     assert run(["slices", "--json", path]) == want

@@ -80,17 +80,12 @@ def trace_for_command(path: str, args: Any = None) -> Trace:
 def _warming(trace: Trace) -> AnalysedTrace | None:
     """On a first open (this load wrote the index), ``trace`` analysed, its warm-up
     started on a thread; else None."""
-    from profiling.trace.cache import is_new_index
-
-    if not is_new_index(trace):
+    if not should_warm(trace):
         return None
-    from profiling.analysis import analysis_store
     from profiling.analysis.analysed import AnalysedTrace
 
-    if not analysis_store.available(trace):
-        return None
     analysed = AnalysedTrace(trace)
-    thread = threading.Thread(target=_warm_quietly, args=(analysed,),
+    thread = threading.Thread(target=warm_quietly, args=(analysed,),
                               name="attn-tui-warm", daemon=True)
     thread.start()
     _WARMING.append(thread)
@@ -100,7 +95,19 @@ def _warming(trace: Trace) -> AnalysedTrace | None:
 _WARMING: list[threading.Thread] = []
 
 
-def _warm_quietly(analysed: AnalysedTrace) -> None:
+def should_warm(trace: Trace) -> bool:
+    """Whether this load wrote ``trace``'s index (a first open) and the analysis can
+    be stored with it: then the next commands and views should find it there."""
+    from profiling.trace.cache import is_new_index
+
+    if not is_new_index(trace):
+        return False
+    from profiling.analysis import analysis_store
+
+    return analysis_store.available(trace)
+
+
+def warm_quietly(analysed: AnalysedTrace) -> None:
     """``warm``, best effort: what it fails to store, the command that needs it
     computes (and reports any real problem with the trace itself)."""
     from profiling.analysis.warm import warm

@@ -83,6 +83,17 @@ class Session:
         report("done", 1.0)
         self.analysed = True
 
+    def warm(self) -> None:
+        """On a first open (the load wrote the index), what the Findings view, the
+        Regions view's GPU event lists and the next commands ask for, computed and
+        stored as a headless command's first open does (``profiling.analysis.warm``).
+        Run after ``analyse`` on its thread: the views it serves wait for their part
+        (``AnalysedTrace.stored``'s lock) rather than compute it again.  Best effort."""
+        from tui.loading import should_warm, warm_quietly
+
+        if should_warm(self.trace):
+            warm_quietly(self.analysis)
+
 
 def error_line(exc: BaseException) -> str:
     """The one line the headless commands would print for ``exc``."""

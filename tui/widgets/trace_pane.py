@@ -235,6 +235,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, AwaitsRestOfJob, Ve
     def _analyse(self, session: Session) -> None:
         session.analyse()  # records failures itself, never raises for them
         self._post(self._analysed, session)
+        session.warm()  # a first open: the other views' parts, stored for the next open
 
     def _analysed(self, session: Session) -> None:
         self._analysis_shown = session
