@@ -187,8 +187,6 @@ def test_user_cache_folder_comes_from_platformdirs(tmp_path, monkeypatch):
     assert cache_dirs(trace)[-1].parent == tmp_path / "override"
 
 
-def bounds_cached(trace) -> dict:
-    return dict(trace.__dict__.get("_bounds_cache", {}))
 
 
 def test_reopen_takes_the_bounds_from_the_index(write_trace, user_cache):
@@ -200,7 +198,7 @@ def test_reopen_takes_the_bounds_from_the_index(write_trace, user_cache):
     reopened = load_trace(path, min_cache_bytes=0)
     fresh = load_trace(path, use_cache=False)
     want = {"start": fresh.start_ns, "end": fresh.end_ns_max, "last_start": fresh.last_start_ns}
-    assert bounds_cached(reopened) == want
+    assert reopened.known_bounds() == want
     assert reopened.all_bounds() == want
 
 
@@ -222,7 +220,7 @@ def test_bounds_that_disagree_with_the_columns_are_not_taken(write_trace, user_c
     meta_file.write_text(json.dumps(meta))
     reopened = load_trace(path, min_cache_bytes=0)
     assert isinstance(reopened.ts_ns, np.memmap)  # the index is still read
-    assert bounds_cached(reopened) == {}  # but its bounds are computed when asked
+    assert reopened.known_bounds() == {}  # but its bounds are computed when asked
     fresh = load_trace(path, use_cache=False)
     assert reopened.all_bounds() == fresh.all_bounds()
 

@@ -9,7 +9,6 @@ tests hold them equal.
 from __future__ import annotations
 
 import argparse
-import importlib
 import re
 from collections.abc import Callable
 
@@ -162,15 +161,21 @@ def _findings_options(p: argparse.ArgumentParser) -> None:
 
 
 def _ranks_options(p: argparse.ArgumentParser) -> None:
-    importlib.import_module("tui.commands.ranks").add_options(p)  # issue 14
+    from tui.commands.ranks import add_options  # issue 14: its options live with it
+
+    add_options(p)
 
 
 def _sql_options(p: argparse.ArgumentParser) -> None:
-    importlib.import_module("tui.commands.sql").sql_options(p, common_options)  # issue 16
+    from tui.commands.sql import sql_options  # issue 16
+
+    sql_options(p)
 
 
 def _export_options(p: argparse.ArgumentParser) -> None:
-    importlib.import_module("tui.commands.sql").export_options(p, common_options)
+    from tui.commands.sql import export_options
+
+    export_options(p)
 
 
 def _variants_options(p: argparse.ArgumentParser) -> None:

@@ -32,7 +32,6 @@ MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 256 << 20
 
 
-
 def keep_freed_memory() -> bool:
     """Apply the settings, unless the user has their own; whether they were."""
     if any(name.startswith("MALLOC_") for name in os.environ):

@@ -103,7 +103,7 @@ class JobTrace(Trace):
     def bounds(self) -> tuple[int, int]:
         """(first start, last end) of the rows, in ns; (0, 0) with no rows.  Kept
         where ``Trace`` keeps its bounds (``know_bounds``)."""
-        known = self.__dict__.get("_bounds_cache", {})
+        known = self.known_bounds()
         if "start" not in known or "end" not in known:
             n = len(self)
 
@@ -112,8 +112,8 @@ class JobTrace(Trace):
                 return int(ts.min()), int((ts + self.dur_ns[part]).max())
 
             found = on_threads(one, pieces(n)) if n else [(0, 0)]
-            self.set_bounds((min(a for a, _ in found), max(b for _, b in found)))
-            known = self.__dict__["_bounds_cache"]
+            known = {"start": min(a for a, _ in found), "end": max(b for _, b in found)}
+            self.know_bounds(known)
         return known["start"], known["end"]
 
     def set_bounds(self, bounds: tuple[int, int]) -> None:

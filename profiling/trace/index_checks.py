@@ -77,7 +77,7 @@ def check_ranges(columns: dict[str, np.ndarray], lanes: int, strings: int,
 
 def _in_range(column: np.ndarray, part: slice, limit: int | None, ordered: bool) -> bool:
     """Whether ``column[part]`` has a value outside [0, ``limit``) (None: no top), or,
-    when ``ordered``, falls anywhere (from the row before the piece on)."""
+    when ``ordered``, decreases anywhere (from the row before the piece on)."""
     piece = column[max(part.start - 1, 0) : part.stop] if ordered else column[part]
     if piece.size == 0:
         return False

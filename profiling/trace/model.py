@@ -259,6 +259,10 @@ class Trace:
         return {"start": self.start_ns, "end": self.end_ns_max,
                 "last_start": self.last_start_ns}
 
+    def known_bounds(self) -> dict[str, int]:
+        """The bounds computed or taken so far, by name (none asked yet: empty)."""
+        return dict(self.__dict__.get("_bounds_cache", {}))
+
     def know_bounds(self, bounds: dict[str, int]) -> None:
         """Take ``bounds`` (``all_bounds()`` of a trace with these very columns: an
         index's) as this trace's, instead of computing them."""

@@ -15,7 +15,6 @@ import argparse
 import csv
 import json
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from profiling.errors import AttnTuiError
@@ -31,8 +30,10 @@ SQL_DESCRIPTION = (
 )
 
 
-def sql_options(p: argparse.ArgumentParser, common: Callable[..., None]) -> None:
+def sql_options(p: argparse.ArgumentParser) -> None:
     """``sql``'s description and options (called by ``tui.cli.build_parser``)."""
+    from tui.cli_options import common_options
+
     p.description = SQL_DESCRIPTION
     p.add_argument(
         "inputs",
@@ -47,11 +48,13 @@ def sql_options(p: argparse.ArgumentParser, common: Callable[..., None]) -> None
     fmt.add_argument("--json", action="store_true", help="print a list of row objects")
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown table")
     fmt.add_argument("--csv", action="store_true", help="print CSV with a header row")
-    common(p, cache=True)
+    common_options(p, cache=True)
 
 
-def export_options(p: argparse.ArgumentParser, common: Callable[..., None]) -> None:
+def export_options(p: argparse.ArgumentParser) -> None:
     """``export``'s options (called by ``tui.cli.build_parser``)."""
+    from tui.cli_options import common_options
+
     p.add_argument("inputs", nargs="+", metavar="TRACE", help="a trace or a folder of traces")
     p.add_argument(
         "--parquet",
@@ -59,7 +62,7 @@ def export_options(p: argparse.ArgumentParser, common: Callable[..., None]) -> N
         help="folder to write (needed): DIR/<trace label>/<view>.parquet and a manifest",
     )
     p.add_argument("--force", action="store_true", help="overwrite files already there")
-    common(p, cache=True)
+    common_options(p, cache=True)
 
 
 def open_db(inputs: list[str], args: Any = None, *, exports: bool = True) -> Any:
