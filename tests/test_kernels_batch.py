@@ -64,7 +64,8 @@ def test_batch_equals_the_walk_and_json_text_equals_dumps(path: Path):
     want = json.dumps(listing, indent=1, allow_nan=False)
     assert kernels_json(a, instances) == want
     assert kernels_json(a, instances[:1]) == json.dumps(listing[:1], indent=1)
-    assert "".join(kernels_json_parts(a, instances, per=2)) == want  # in pieces
+    for per in (1, 2, 7):  # in chunks of a few heads and events, instances split
+        assert "".join(kernels_json_parts(a, instances, per=per)) == want
 
 
 def test_json_text_of_nothing_and_of_odd_names(write_trace):

@@ -28,6 +28,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.launch_chain import ATTRIBUTIONS
+from profiling.analysis.listing_chunks import Chunk, chunks
 from profiling.analysis.regions import INSTANCE_COL as _COL
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.stored_regions import instance_names, instance_table
@@ -68,24 +69,27 @@ def kernels_json(analysed: AnalysedTrace, instances: Sequence[RegionInstance]) -
 
 
 def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
-                       per: int = 2000) -> Iterator[str]:
-    """``kernels_json``'s text in pieces of ``per`` instances, to write as they come:
-    the text of a 1 GB trace's 38,400 instances is 150 MB, never held at once."""
+                       per: int = 1 << 14) -> Iterator[str]:
+    """``kernels_json``'s text in chunks of ``per`` heads and events (``listing_chunks``),
+    to write as they come: the text of a 1 GB trace's 38,400 instances is 150 MB,
+    and one instance may hold most of it; it is never held at once."""
     if not instances:
         yield "[]"
         return
     cols = kernel_columns(analysed, instances)
     pre, post = _event_texts(analysed, cols)
-    combo = cols.combo  # int64, computed or read back
     names, heads = _instance_heads(analysed, instances, cols)
     pre_obj = _objects(pre)
     # An event's closing text: its combination's, then what follows it in its instance.
     post_obj = _objects([p + tail for p in post for tail in (",\n   ", "\n  ]\n }")])
-    ptr = cols.ptr
-    for lo in range(0, len(instances), per):
-        hi = min(lo + per, len(instances))
-        yield _chunk_text(analysed, cols, names[lo:hi], heads[lo:hi], lo, pre_obj, post_obj,
-                          combo[ptr[lo] : ptr[hi]])
+    counts = np.diff(cols.ptr)
+    last = np.zeros(cols.rows.shape[0], dtype=np.int64)  # 1: its instance's last event
+    last[cols.ptr[1:][counts > 0] - 1] = 1
+    closing = 2 * cols.combo + last  # each event's row of post_obj
+    for chunk in chunks(cols.ptr, per, _H, _E):
+        events = slice(chunk.e0, chunk.e1)
+        yield _chunk_text(analysed, cols, names, heads, chunk, pre_obj[cols.combo[events]],
+                          post_obj[closing[events]])
     yield "\n]"
 
 
@@ -121,6 +125,15 @@ def _int_texts(size: int) -> np.ndarray:
     return _objects([str(i) for i in range(size)])
 
 
+def _int_pieces(values: np.ndarray) -> list[str] | np.ndarray:
+    """``str`` of each non-negative integer: picked from ``_int_texts`` when all are
+    small (an instance's index, mostly), else ``repr`` of the list split again."""
+    top = int(values.max()) if values.shape[0] else 0
+    if top < SMALL_US and int(values.min(initial=0)) >= 0:
+        return _int_texts(max(1024, 1 << top.bit_length()))[values]
+    return repr(values.tolist())[1:-1].split(", ")
+
+
 def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str] | np.ndarray, np.ndarray]:
     """``repr(n / 1000.0) + suffix`` of each integer ``n`` in two pieces (the integer
     part, then the rest): integers are written far faster than floats (``repr`` of
@@ -131,12 +144,7 @@ def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str] | np.ndarray, np.
     if ns.shape[0] == 0:
         return [], np.empty(0, dtype=object)
     if int(ns.min()) >= 0 and int(ns.max()) < EXACT_NS:
-        whole = ns // 1000
-        top = int(whole.max())
-        if top < SMALL_US:  # most times of a GPU listing: each picked from a table, in C
-            return _int_texts(max(1024, 1 << top.bit_length()))[whole], \
-                _fractions(suffix)[ns % 1000]
-        return repr(whole.tolist())[1:-1].split(", "), _fractions(suffix)[ns % 1000]
+        return _int_pieces(ns // 1000), _fractions(suffix)[ns % 1000]
     rest = np.empty(ns.shape[0], dtype=object)
     rest[:] = suffix
     return _floats(ns / 1000.0), rest
@@ -160,44 +168,44 @@ _H, _E = 11, 6
 """Pieces of text per instance head and per event (``_chunk_text``)."""
 
 
-def _chunk_text(analysed: AnalysedTrace, cols: KernelColumns, names: list[str],
-                heads: np.ndarray, lo: int, pre: np.ndarray, post: np.ndarray,
-                combo: np.ndarray) -> str:
-    """Instances ``lo:lo+len(names)`` as ``json.dumps(indent=1)`` writes them inside the
-    list, with the separator before them: one join of pieces laid out by position
-    (each instance's 11 pieces, then each of its events' 6), every piece made by a
-    C call over a column (``_us_pieces``).  ``pre``/``post``: the texts around an
-    event's numbers by combination (``post``: two per combination, the second for
-    an instance's last event); ``combo``: each event's combination."""
-    k = len(names)
-    ptr = cols.ptr[lo : lo + k + 1]
-    a0, b0 = int(ptr[0]), int(ptr[-1])
-    n = b0 - a0
-    counts = np.diff(ptr)
-    out = np.empty(_H * k + _E * n, dtype=object)
-    at = _H * np.arange(k) + _E * (ptr[:-1] - a0)  # after the instances before and their events
+def _chunk_text(analysed: AnalysedTrace, cols: KernelColumns, names: Sequence[str],
+                heads: np.ndarray, chunk: Chunk, pre: np.ndarray, post: np.ndarray) -> str:
+    """The chunk's heads and events as ``json.dumps(indent=1)`` writes them inside the
+    list (an instance's separator starts its head): one join of pieces laid out by
+    position (each head's 11 pieces, each event's 6), every piece made by a C call
+    over a column (``_us_pieces``).  ``pre``/``post``: the chunk's events' texts
+    before their start and after their duration."""
+    h0, h1, e0, e1 = chunk.h0, chunk.h1, chunk.e0, chunk.e1
+    out = np.empty(chunk.size, dtype=object)
+    at, ev = chunk.head_at, chunk.event_at
+    if h1 > h0:
+        _put_heads(out, at, names[h0:h1], heads[h0:h1], np.diff(cols.ptr)[h0:h1] > 0, h0 == 0)
+    if e1 > e0:
+        out[ev] = pre
+        out[ev + 1], out[ev + 2] = _us_pieces(cols.offset_ns[e0:e1], ',\n    "dur_us": ')
+        out[ev + 3], out[ev + 4] = _us_pieces(analysed.trace.dur_ns[cols.rows[e0:e1]], "")
+        out[ev + 5] = post
+    return "".join(out.tolist())
+
+
+def _put_heads(out: np.ndarray, at: np.ndarray, names: Sequence[str], heads: np.ndarray,
+               has: np.ndarray, first: bool) -> None:
+    """Each instance's 11 head pieces at ``at`` in ``out``: its separator and region,
+    its numbers, and the opening of its events (``has``: it has some; ``first``:
+    the listing's first instance, opened by the list's bracket)."""
     region_text: dict[str, str] = {}
     for name in names:
         if name not in region_text:
             region_text[name] = ',\n {\n  "region": ' + json.dumps(name) + ',\n  "instance": '
     out[at] = [region_text[name] for name in names]
-    if lo == 0:  # the list's opening in place of the separator
+    if first:  # the list's opening in place of the separator
         out[at[0]] = "[\n " + out[at[0]][3:]
-    out[at + 1] = repr(heads[:, 0].tolist())[1:-1].split(", ")
+    out[at + 1] = _int_pieces(heads[:, 0])
     out[at + 2] = ',\n  "start_us": '
     out[at + 3], out[at + 4] = _us_pieces(heads[:, 1], ',\n  "cpu_time_us": ')
     out[at + 5], out[at + 6] = _us_pieces(heads[:, 2], ',\n  "device_time_us": ')
     out[at + 7], out[at + 8] = _us_pieces(heads[:, 3], ',\n  "gpu_start_us": ')
     out[at + 9], out[at + 10] = "null", ',\n  "kernels": []\n }'
-    has = counts > 0
-    if n:
+    if has.any():
         out[at[has] + 9], out[at[has] + 10] = _us_pieces(heads[has, 4],
                                                          ',\n  "kernels": [\n   ')
-        ev = _H * (np.repeat(np.arange(k), counts) + 1) + _E * np.arange(n)
-        last = np.zeros(n, dtype=np.int64)
-        last[ptr[1:][has] - a0 - 1] = 1
-        out[ev] = pre[combo]
-        out[ev + 1], out[ev + 2] = _us_pieces(cols.offset_ns[a0:b0], ',\n    "dur_us": ')
-        out[ev + 3], out[ev + 4] = _us_pieces(analysed.trace.dur_ns[cols.rows[a0:b0]], "")
-        out[ev + 5] = post[2 * combo + last]
-    return "".join(out.tolist())

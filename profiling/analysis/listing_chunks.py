@@ -1,0 +1,61 @@
+"""A listing of instances and their events, cut into chunks of bounded size.
+
+``kernels`` writes each instance's head, then its events, for every instance
+(``kernels_json``, ``tui.kernels_text``).  Its text is made a chunk at a time,
+each chunk laid out as one array of pieces and joined once, so memory holds one
+chunk's text, not the listing's.  A chunk counted in instances is unbounded: one
+annotation around a whole run can hold every GPU event of the trace (300,000 on
+a 1 GB trace), and its text was made at once, three times its size in memory.
+Here a chunk is ``per`` units, a unit being an instance's head or one event, and
+an instance whose events do not fit is split across chunks; its head stays
+before its first event.
+
+In the listing's order, the head of instance ``i`` is unit ``i + ptr[i]`` and its
+event ``j`` is unit ``i + 1 + j``: both increase, so a chunk's heads and events
+are each one contiguous range, found by binary search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Heads ``h0:h1`` and events ``e0:e1`` of a listing, and where each one's
+    pieces start in the chunk's array of pieces (``size`` pieces in all)."""
+
+    h0: int
+    h1: int
+    e0: int
+    e1: int
+    head_at: np.ndarray
+    event_at: np.ndarray
+    size: int
+
+
+def chunks(ptr: np.ndarray, per: int, head_pieces: int,
+           event_pieces: int) -> Iterator[Chunk]:
+    """The chunks of a listing whose instance ``i`` has events ``ptr[i]:ptr[i+1]``,
+    each of at most ``per`` units (``head_pieces`` pieces per head,
+    ``event_pieces`` per event), in order."""
+    ptr = np.asarray(ptr, dtype=np.int64)
+    k = ptr.shape[0] - 1
+    n = int(ptr[-1]) if k >= 0 else 0
+    owner = np.repeat(np.arange(k, dtype=np.int64), np.diff(ptr))
+    head_unit = np.arange(k, dtype=np.int64) + ptr[:-1]
+    event_unit = owner + 1 + np.arange(n, dtype=np.int64)
+    for u0 in range(0, k + n, max(per, 1)):
+        u1 = u0 + max(per, 1)
+        h0, h1 = np.searchsorted(head_unit, [u0, u1]).tolist()
+        e0, e1 = np.searchsorted(event_unit, [u0, u1]).tolist()
+        head_at = head_pieces * np.arange(h1 - h0, dtype=np.int64) \
+            + event_pieces * (ptr[h0:h1] - e0)
+        heads_before = np.maximum(owner[e0:e1] - h0 + 1, 0)
+        event_at = head_pieces * heads_before \
+            + event_pieces * np.arange(e1 - e0, dtype=np.int64)
+        yield Chunk(h0, h1, e0, e1, head_at, event_at,
+                    head_pieces * (h1 - h0) + event_pieces * (e1 - e0))
