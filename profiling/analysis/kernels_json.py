@@ -78,7 +78,7 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
         return
     cols = kernel_columns(analysed, instances)
     pre, post = _event_texts(analysed, cols)
-    names, heads = _instance_heads(analysed, instances, cols)
+    names, heads = instance_heads(analysed, instances, cols)
     pre_obj = _objects(pre)
     # An event's closing text: its combination's, then what follows it in its instance.
     post_obj = _objects([p + tail for p in post for tail in (",\n   ", "\n  ]\n }")])
@@ -150,7 +150,7 @@ def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str] | np.ndarray, np.
     return _floats(ns / 1000.0), rest
 
 
-def _instance_heads(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
+def instance_heads(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
                     cols: KernelColumns) -> tuple[list[str], np.ndarray]:
     """The instances' names, and their own numbers as an int64 table, one row each:
     index, then in ns: start (from the trace's start), CPU time, GPU time, first GPU

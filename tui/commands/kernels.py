@@ -13,6 +13,7 @@ stderr says which, so a trace with no ``attn_fwd`` still lists something.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -21,7 +22,6 @@ from profiling.errors import AttnTuiError
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.analysis.instance_kernels import kernels_of
     from tui.loading import analysed_for_command
 
     analysis = analysed_for_command(args.path, args)
@@ -60,8 +60,11 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(part)
         sys.stdout.write("\n")
         return 0
-    listing = kernels_of(analysis, selected)
-    _print(listing)
+    from tui.kernels_text import kernels_text_parts
+
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    for part in kernels_text_parts(analysis, selected, width):
+        sys.stdout.write(part)
     return 0
 
 
@@ -91,51 +94,3 @@ def _default_instances(analysis: Any, path: str) -> tuple[Sequence[Any], str, st
     note = f"{path}: no --region given; showing the {choice.branch}: {shown}{more}"
     return (chosen_instances(analysis, choice.names), note,
             f"the {choice.branch} ({shown}{more})")
-
-
-def _print(listing: list) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    from tui.fmt import fmt_time
-    from tui.names import visible
-
-    console = Console(highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        console.width = 200
-    for inst in listing:
-        counts: dict[str, int] = {}
-        for k in inst.kernels:
-            counts[k.kind] = counts.get(k.kind, 0) + 1
-        what = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items())
-        title = Text(
-            f"{visible(inst.region)} #{inst.instance}: starts "
-            f"{fmt_time(inst.start_us, 'us', digits=4)}, CPU {fmt_time(inst.cpu_time_us, 'us')}, "
-            f"GPU {fmt_time(inst.device_time_us, 'us')}"
-            + (f", {what}" if what else ", no GPU events launched")
-        )
-        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
-        t.add_column("#", justify="right", no_wrap=True)
-        t.add_column("offset", justify="right", no_wrap=True)
-        t.add_column("dur", justify="right", no_wrap=True)
-        t.add_column("kind", no_wrap=True)
-        t.add_column("stream", justify="right", no_wrap=True)
-        t.add_column("name", no_wrap=True, overflow="ellipsis", max_width=80)
-        t.add_column("launch chain", no_wrap=True, overflow="ellipsis", max_width=60)
-        for n, k in enumerate(inst.kernels):
-            t.add_row(Text(str(n)), Text(fmt_time(k.start_offset_us, "us")),
-                      Text(fmt_time(k.dur_us, "us")), Text(k.kind),
-                      Text("" if k.stream is None else visible(str(k.stream))),
-                      Text(visible(k.name)), Text(_chain_cell(k)))
-        console.print(t)
-
-
-def _chain_cell(k: Any) -> str:
-    """The launch chain, labelled when its op was found by nesting alone (``table``
-    credits that op with no device time for this event)."""
-    from tui.links import chain_text
-
-    text = chain_text(k.launch_chain, 46 if k.attribution == "nesting" else 60) or "-"
-    return text + " (by nesting)" if k.attribution == "nesting" else text

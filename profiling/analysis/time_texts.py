@@ -1,0 +1,81 @@
+"""``fmt_ns`` of a whole column of integer nanoseconds at once (NumPy).
+
+A listing of 300,000 GPU events writes 600,000 times; ``fmt_ns`` costs about two
+microseconds a call, more than the rest of a row.  Its text depends only on the
+unit, the decimal places and the value rounded to them, so a column is rounded
+in integers, and each distinct result is written once by the same rule as
+``units.fmt_time``; ``tests/test_time_texts.py`` holds the two equal.  Where
+the integers cannot decide (a value exactly half-way, which ``fmt_time``
+rounds as the binary float does), and for negative or huge values, the value is
+written by ``fmt_ns`` itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from profiling.analysis.units import UNITS, fmt_ns
+
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+_UNIT_OF_EXP = {3: "µs", 6: "ms", 9: "s"}
+_BIG = 10**12
+"""From 1000 s on, ``fmt_time`` writes more integer digits than it keeps: ``fmt_ns``."""
+
+
+def ns_texts(ns: np.ndarray, digits: int = 3) -> tuple[list[str], np.ndarray]:
+    """``(texts, codes)`` with ``texts[codes[i]] == fmt_ns(ns[i], digits)``: few texts
+    (one per distinct rounded value), and an int64 code per value."""
+    a = np.asarray(ns, dtype=np.int64)
+    key = np.full(a.shape[0], -1, dtype=np.int64)
+    ok = (a >= 0) & (a < _BIG)
+    small = ok & (a < 1000)
+    key[small] = a[small]  # unit ns (exponent 0), no places: the integer itself
+    big = np.flatnonzero(ok & (a >= 1000))
+    if big.shape[0]:
+        key[big] = _rounded_keys(a[big], digits)
+    texts: list[str] = []
+    codes = np.empty(a.shape[0], dtype=np.int64)
+    known = key >= 0
+    if known.any():
+        unique, inverse = np.unique(key[known], return_inverse=True)
+        texts = [_text(int(k)) for k in unique.tolist()]
+        codes[known] = inverse.reshape(-1)
+    rest = np.flatnonzero(~known)
+    if rest.shape[0]:
+        values, inverse = np.unique(a[rest], return_inverse=True)
+        codes[rest] = len(texts) + inverse.reshape(-1)
+        texts += [fmt_ns(v, digits) for v in values.tolist()]
+    return texts, codes
+
+
+def _rounded_keys(a: np.ndarray, digits: int) -> np.ndarray:
+    """For values of 1 µs to 1000 s: ``exp << 40 | places << 32 | m`` (the value is
+    ``m / 10**places`` of unit ``10**exp`` ns), or -1 where the integers cannot
+    decide.  ``digits`` significant digits in the largest unit that keeps the
+    value at least 1, as ``fmt_time``: places = digits - integer digits."""
+    length = np.searchsorted(_POW10, a, side="right")  # decimal digits of a
+    exp = np.where(a >= 10**9, 9, np.where(a >= 10**6, 6, 3))
+    places = np.maximum(digits - (length - exp), 0)
+    drop = exp - places  # digits of a rounded away (>= 0 from 1 µs on)
+    scale = _POW10[drop]
+    m, r = np.divmod(a, scale)
+    m = m + (2 * r > scale)
+    tie = (drop > 0) & (2 * r == scale)  # exactly half-way: the binary float decides
+    # Rounded up to 1000 of its unit: 1 of the next (fmt_time's step up), below s.
+    up = (m >= _POW10[3 + places]) & (exp < 9)
+    exp = np.where(up, exp + 3, exp)
+    m = np.where(up, 1, m)
+    places = np.where(up, 0, places)
+    return np.where(tie, -1, (exp << 40) | (places << 32) | m)
+
+
+def _text(key: int) -> str:
+    """The text of a key of ``_rounded_keys`` (or an integer below 1000: ns)."""
+    exp, places, m = key >> 40, (key >> 32) & 0xFF, key & 0xFFFFFFFF
+    if exp == 0:
+        return f"{m} {UNITS[-1][1]}"
+    whole, frac = divmod(m, 10**places)
+    text = str(whole)
+    if places and frac:
+        text += "." + f"{frac:0{places}d}".rstrip("0")
+    return f"{text} {_UNIT_OF_EXP[exp]}"

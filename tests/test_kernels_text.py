@@ -1,0 +1,85 @@
+"""``kernels`` as text (``tui.kernels_text``): every instance's title and every event's
+row say what ``kernels_of`` says, on every sample and real trace, in any chunking."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.instance_kernels import kernels_of
+from profiling.analysis.units import fmt_ns
+from profiling.trace.loader import load_trace
+from tests.conftest import SAMPLE_TRACES, real_trace_files
+from tests.test_kernels_batch import every_instance
+from tui.kernels_text import CHAIN_WIDTH, NAME_WIDTH, kernels_text_parts
+from tui.links import chain_text
+from tui.names import cells, clip, visible
+
+TRACES = sorted(SAMPLE_TRACES.glob("*.json.gz")) + real_trace_files()
+
+
+def squeeze(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip())
+
+
+def expected_lines(a: AnalysedTrace, instances: list) -> list[str]:
+    """Each title and row, spaces squeezed, written from ``kernels_of`` one by one."""
+    out = []
+    for inst, listing in zip(instances, kernels_of(a, instances), strict=True):
+        counts = {}
+        for k in listing.kernels:
+            counts[k.kind] = counts.get(k.kind, 0) + 1
+        what = ", ".join(f"{counts[kind]} {kind}{'s' if counts[kind] != 1 else ''}"
+                         for kind in ("kernel", "memcpy", "memset", "other") if kind in counts)
+        out.append(squeeze(f"{visible(inst.name)} #{inst.index}: starts "
+                           f"{fmt_ns(inst.start_ns - a.trace.start_ns, 4)}, "
+                           f"CPU {fmt_ns(inst.cpu_ns)}, GPU {fmt_ns(inst.device_ns)}, "
+                           + (what or "no GPU events launched")))
+        for n, k in enumerate(listing.kernels):
+            label = " (by nesting)" if k.attribution == "nesting" else ""
+            chain = (chain_text(k.launch_chain, CHAIN_WIDTH - len(label)) or "-") + label
+            out.append(squeeze(" ".join([
+                str(n), fmt_ns(round(k.start_offset_us * 1000)), fmt_ns(round(k.dur_us * 1000)),
+                k.kind, "" if k.stream is None else visible(str(k.stream)),
+                clip(visible(k.name), NAME_WIDTH), chain])))
+    return out
+
+
+def listed_lines(text: str) -> list[str]:
+    """Titles and rows of the text, spaces squeezed (headers, rules, blanks left out)."""
+    lines = [squeeze(line) for line in text.splitlines()]
+    return [line for line in lines if line and not line.startswith(("# offset", "─"))]
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_text_says_what_kernels_of_says(path: Path):
+    a = AnalysedTrace(load_trace(path, use_cache=False))
+    instances = every_instance(a)[:400]
+    text = "".join(kernels_text_parts(a, instances))
+    assert listed_lines(text) == expected_lines(a, instances)
+    for per in (1, 5):  # instances split across chunks: the same text
+        assert "".join(kernels_text_parts(a, instances, per=per)) == text
+
+
+def test_a_terminal_gets_lines_that_fit_and_names_stay_data(write_trace):
+    name = "[bold red]boom[/] \x1b[31m" + "k" * 200
+    events = [
+        {"ph": "X", "cat": "user_annotation", "name": "attn_fwd", "pid": 1, "tid": 1,
+         "ts": 0, "dur": 10},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 2, "dur": 1, "args": {"correlation": 7}},
+        {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": 4.001,
+         "dur": 2.5, "args": {"correlation": 7, "stream": 7, "device": 0}},
+    ]
+    a = AnalysedTrace(load_trace(write_trace(events)))
+    instances = a.instances("attn_fwd")
+    wide = "".join(kernels_text_parts(a, instances))
+    assert "[bold red]boom[/] \\x1b[31m" in wide and "\x1b" not in wide
+    narrow = "".join(kernels_text_parts(a, instances, width=100))
+    table = [line for line in narrow.splitlines() if line.startswith(("  ", " ─"))]
+    assert len(table) == 3 and all(cells(line) <= 100 for line in table)  # head, rule, row
+    assert "aten::mm" in table[2] and "aten::mm › cudaLaunchKernel" in wide

@@ -1,0 +1,156 @@
+"""``attn-tui kernels`` without ``--json``: each instance's GPU events as a table of text.
+
+Rich laid out one table per instance, half a millisecond a row: 147 s for the
+38,400 instances of a 1 GB trace.  The rows are made here as ``kernels_json``
+makes its text, from columns: an event's cells other than its number, offset
+and duration come from its combination of name, kind, stream, chain and
+attribution (a trace has few), the times from ``time_texts`` (``fmt_ns`` of a
+whole column), all laid out by position and joined a chunk at a time
+(``listing_chunks``).  Columns have one width for the whole listing, so
+instances line up with each other; names and chains are cut to fit a terminal,
+and are written with their control characters made visible (never markup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
+from profiling.analysis.kernels_json import instance_heads
+from profiling.analysis.launch_chain import ATTRIBUTIONS
+from profiling.analysis.listing_chunks import chunks
+from profiling.analysis.regions import RegionInstance
+from profiling.analysis.time_texts import ns_texts
+from profiling.trace.model import NO_ID, Kind, Trace
+from tui.links import chain_text
+from tui.names import cells, fit, visible
+
+NAME_WIDTH, CHAIN_WIDTH = 80, 60
+"""The widest a name and a launch chain are written (wider ones end in ``…``)."""
+GAP = "   "
+KINDS = ((Kind.KERNEL, "kernel"), (Kind.MEMCPY, "memcpy"), (Kind.MEMSET, "memset"))
+_H, _E = 9, 4
+"""Pieces per instance head and per event (``_chunk``)."""
+
+
+def kernels_text_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
+                       width: int | None = None, per: int = 1 << 14) -> Iterator[str]:
+    """The listing's text in chunks of ``per`` heads and events; ``width``: the
+    terminal's columns, to cut names and chains to (None: not a terminal)."""
+    if not instances:
+        return
+    cols = kernel_columns(analysed, instances)
+    trace = analysed.trace
+    names, heads = instance_heads(analysed, instances, cols)
+    counts = np.diff(cols.ptr)
+    number = np.arange(cols.rows.shape[0], dtype=np.int64) - np.repeat(cols.ptr[:-1], counts)
+    number_texts = [str(i) for i in range(int(counts.max(initial=0)))]
+    off_texts, off = ns_texts(cols.offset_ns)
+    dur_texts, dur = ns_texts(trace.dur_ns[cols.rows])
+    w = [max([1, *map(len, number_texts)]), max([6, *map(len, off_texts)]),
+         max([3, *map(len, dur_texts)])]
+    combo, header = _combo_cells(analysed, cols, w, width)
+    last = np.zeros(cols.rows.shape[0], dtype=np.int64)
+    last[cols.ptr[1:][counts > 0] - 1] = 1
+    event_cols = (_objects(["  " + t.rjust(w[0]) for t in number_texts])[number],
+                  _objects([GAP + t.rjust(w[1]) for t in off_texts])[off],
+                  _objects([GAP + t.rjust(w[2]) for t in dur_texts])[dur],
+                  _objects([c + end for c in combo for end in ("\n", "\n\n")])[
+                      2 * cols.combo + last])
+    head_cols = _head_pieces(trace, cols, names, heads, header)
+    for chunk in chunks(cols.ptr, per, _H, _E):
+        out = np.empty(chunk.size, dtype=object)
+        for j, column in enumerate(head_cols):
+            out[chunk.head_at + j] = column[chunk.h0 : chunk.h1]
+        for j, column in enumerate(event_cols):
+            out[chunk.event_at + j] = column[chunk.e0 : chunk.e1]
+        yield "".join(out.tolist())
+
+
+def _objects(texts: list[str]) -> np.ndarray:
+    out = np.empty(len(texts), dtype=object)
+    out[:] = texts
+    return out
+
+
+def _combo_cells(analysed: AnalysedTrace, cols: KernelColumns, w: list[int],
+                 width: int | None) -> tuple[list[str], str]:
+    """Each combination's cells after the duration (``GAP`` before each), and the
+    table's header and rule for the widths ``w`` of the first three columns."""
+    strings, kinds = analysed.trace.strings, {int(k): v for k, v in KIND_NAMES.items()}
+    rows = cols.combos.tolist()
+    kind = [kinds.get(k, "other") for _, k, *_ in rows]
+    stream = ["" if s == NO_ID else visible(str(s)) for _, _, s, *_ in rows]
+    name = [visible(strings[n]) for n, *_ in rows]
+    kind_w = max([4, *map(len, kind)])
+    stream_w = max([6, *map(len, stream)])
+    name_w = min(NAME_WIDTH, max([4, *map(cells, name)]))
+    chain_w = CHAIN_WIDTH
+    if width is not None:  # a terminal: name and chain share what the rest leaves
+        room = width - (2 + sum(w) + len(GAP) * 5 + kind_w + stream_w)
+        name_w = min(name_w, max(12, room * 4 // 7))
+        chain_w = min(chain_w, max(12, room - name_w - len(GAP)))
+    chain = [_chain_cell(cols.chains[ch], ATTRIBUTIONS[a], chain_w)
+             for *_, ch, a in rows]
+    cells_of = [GAP + k.ljust(kind_w) + GAP + s.rjust(stream_w) + GAP + fit(n, name_w)
+                + GAP + c for k, s, n, c in zip(kind, stream, name, chain, strict=True)]
+    head = ("  " + "#".rjust(w[0]) + GAP + "offset".rjust(w[1]) + GAP + "dur".rjust(w[2])
+            + GAP + "kind".ljust(kind_w) + GAP + "stream".rjust(stream_w) + GAP
+            + "name".ljust(name_w) + GAP + "launch chain")
+    return cells_of, head + "\n " + "─" * (cells(head) - 1) + "\n"
+
+
+def _chain_cell(chain: tuple[str, ...], attribution: str, width: int) -> str:
+    """The launch chain, labelled when its op was found by nesting alone (``table``
+    credits that op with no device time for this event)."""
+    label = " (by nesting)" if attribution == "nesting" else ""
+    return (chain_text(chain, max(width - len(label), 8)) or "-") + label
+
+
+def _head_pieces(trace: Trace, cols: KernelColumns, names: Sequence[str],
+                 heads: np.ndarray, header: str) -> list[np.ndarray]:
+    """The ``_H`` pieces of every instance's title (and its table's header), as
+    columns: name, number, start, CPU and GPU time, what it launched."""
+    region = {n: visible(n) for n in set(names)}
+    starts, start = ns_texts(heads[:, 1], 4)
+    cpus, cpu = ns_texts(heads[:, 2])
+    gpus, gpu = ns_texts(heads[:, 3])
+    what, which = _launched(trace, cols)
+    k = len(names)
+    return [_objects([region[n] + " #" for n in names]),
+            _objects(repr(heads[:, 0].tolist())[1:-1].split(", ") if k else []),
+            _repeat(": starts ", k), _objects(starts)[start], _repeat(", CPU ", k),
+            _objects(cpus)[cpu], _repeat(", GPU ", k), _objects(gpus)[gpu],
+            _objects([t + ("\n\n" + header if t != _NONE else "\n\n") for t in what])[which]]
+
+
+_NONE = ", no GPU events launched"
+
+
+def _repeat(text: str, k: int) -> np.ndarray:
+    out = np.empty(k, dtype=object)
+    out[:] = text
+    return out
+
+
+def _launched(trace: Trace, cols: KernelColumns) -> tuple[list[str], np.ndarray]:
+    """What each instance launched (``, 5 kernels, 1 memcpy``), as texts and an index
+    per instance: counted per kind for all instances at once."""
+    kind = trace.kind[cols.rows]
+    codes = np.full(kind.shape[0], len(KINDS), dtype=np.int64)  # other
+    for j, (k, _) in enumerate(KINDS):
+        codes[kind == int(k)] = j
+    k, width = cols.ptr.shape[0] - 1, len(KINDS) + 1
+    owner = np.repeat(np.arange(k), np.diff(cols.ptr))
+    table = np.bincount(owner * width + codes, minlength=k * width).reshape(k, width)
+    unique, which = np.unique(table, axis=0, return_inverse=True)
+    labels = [name for _, name in KINDS] + ["other"]
+    texts = []
+    for row in unique.tolist():
+        parts = [f"{n} {label}{'s' if n != 1 else ''}"
+                 for n, label in zip(row, labels, strict=True) if n]
+        texts.append(", " + ", ".join(parts) if parts else _NONE)
+    return texts, np.asarray(which).reshape(-1)
