@@ -83,3 +83,24 @@ def test_a_terminal_gets_lines_that_fit_and_names_stay_data(write_trace):
     table = [line for line in narrow.splitlines() if line.startswith(("  ", " ─"))]
     assert len(table) == 3 and all(cells(line) <= 100 for line in table)  # head, rule, row
     assert "aten::mm" in table[2] and "aten::mm › cudaLaunchKernel" in wide
+
+
+@pytest.mark.parametrize("path", TRACES[:6] + TRACES[-4:], ids=lambda p: p.name)
+def test_the_regions_views_rows_say_what_kernels_of_says(path: Path):
+    """``KernelList`` makes each row on demand from the columns: the same rows as
+    ``kernels_of`` made for every event at once."""
+    from tui.regions_data import kernel_rows
+
+    a = AnalysedTrace(load_trace(path, use_cache=False))
+    instances = every_instance(a)[:200]
+    for inst, listing in zip(instances, kernels_of(a, instances), strict=True):
+        rows = kernel_rows(a, inst)
+        assert len(rows) == len(listing.kernels)
+        got = [(k.row, k.name, k.kind, k.offset_ns, k.dur_ns, k.stream, k.launch_chain,
+                k.launched_by) for k in rows[:]]
+        assert got == [(e.row, e.name, e.kind, round(e.start_offset_us * 1000),
+                        round(e.dur_us * 1000), -1 if e.stream is None else e.stream,
+                        e.launch_chain, chain_text(e.launch_chain)) for e in listing.kernels]
+        if len(rows):
+            assert rows[-1] == rows[len(rows) - 1]
+            assert rows[0].share == pytest.approx(rows[0].dur_ns / max(inst.device_ns, 1))

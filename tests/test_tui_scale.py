@@ -29,6 +29,19 @@ def many(tmp_path: Path) -> Path:
     return write_doc(tmp_path / "many.json", naive_like_doc(40))
 
 
+@pytest.fixture
+def whole_run(tmp_path: Path) -> Path:
+    """Six steps inside one annotation ``whole``: an instance with dozens of GPU events."""
+    doc = naive_like_doc(6)
+    cpu = [e for e in doc["traceEvents"] if e.get("cat") == "cpu_op"]
+    t0 = min(e["ts"] for e in doc["traceEvents"] if e.get("ph") == "X")
+    t1 = max(e["ts"] + e["dur"] for e in doc["traceEvents"] if e.get("ph") == "X")
+    doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": "whole",
+                               "pid": cpu[0]["pid"], "tid": cpu[0]["tid"], "ts": t0 - 1,
+                               "dur": t1 - t0 + 2})
+    return write_doc(tmp_path / "whole.json", doc)
+
+
 async def test_instance_window_follows_the_cursor(many, monkeypatch):
     monkeypatch.setattr(regions_data, "INSTANCE_WINDOW", 10)
     app = AttnTuiApp([str(many)], theme="attn-dark")
@@ -53,3 +66,32 @@ async def test_instance_window_follows_the_cursor(many, monkeypatch):
         assert view.current_instance.index == 0 and table.cursor_row == 0
         await pilot.press("down", "enter")
         assert view.kernels_table.has_focus and view.kernels
+
+
+async def test_gpu_event_window_follows_the_cursor(whole_run, monkeypatch):
+    """An instance holding many GPU events lists a window of them (not a table of
+    all), and the window moves with the cursor; zoom and occurrences read the row
+    under the cursor, not its place in the window."""
+    monkeypatch.setattr(regions_data, "INSTANCE_WINDOW", 10)
+    app = AttnTuiApp([str(whole_run)], theme="attn-dark")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("2")
+        view = app.query_one(RegionsView)
+        view.choose_region(next(i for i, r in enumerate(view.regions) if r.name == "whole"))
+        await pilot.pause()
+        n = len(view.kernels)
+        assert n == view.current_instance.gpu_events > 30 and view.kernels_table.row_count == 10
+        assert f"· {n} GPU events" in str(view.kernels_table.border_title)
+        view.kernels_table.focus()
+        for _ in range(25):
+            await pilot.press("down")
+        await pilot.pause()
+        table = view.kernels_table
+        assert table.row_count == 10
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == "25"
+        k = view.kernels[25]
+        assert str(app.query_one("#kernel-name").render()).startswith(f"{k.kind} 25: {k.name}")
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.pane.model.selected == k.row

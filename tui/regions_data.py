@@ -10,14 +10,17 @@ each event's share of the instance's GPU time and its launch chain as text.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.instance_kernels import instance_kernels
+from profiling.analysis.instance_kernels import KIND_NAMES, kernel_columns
 from profiling.analysis.regions import STEP_GROUP, RegionInstance, RegionSummary
 from profiling.analysis.stored_regions import instance_column
+from profiling.trace.model import NO_ID
 from tui.blocks import sparkline
 from tui.links import chain_text
 
@@ -63,25 +66,55 @@ def region_list(analysed: AnalysedTrace) -> list[Region]:
     return sorted(out, key=lambda r: (r.name == STEP_GROUP, -r.count))
 
 
-def kernel_rows(analysed: AnalysedTrace, inst: RegionInstance) -> list[KernelRow]:
-    """The instance's GPU events as the Regions view lists them (``kernels`` plus share)."""
-    entries = instance_kernels(analysed, inst).kernels
-    total = max(inst.device_ns, 1)
-    dur = analysed.trace.dur_ns
-    return [
-        KernelRow(
-            row=e.row,
-            name=e.name,
-            kind=e.kind,
-            offset_ns=int(round(e.start_offset_us * 1000)),
-            dur_ns=int(round(e.dur_us * 1000)),
-            share=float(dur[e.row]) / total,
-            stream=-1 if e.stream is None else int(e.stream),
-            launched_by=chain_text(e.launch_chain),
-            launch_chain=e.launch_chain,
+class KernelList(Sequence[KernelRow]):
+    """An instance's GPU events as the Regions view lists them (``kernels`` plus share),
+    each row made when it is asked for: an annotation around a whole run holds
+    every GPU event of the trace, and making all its rows (then a table of them)
+    froze the app for 9 s at 59,493 events.  The columns come from
+    ``kernel_columns``, all at once."""
+
+    def __init__(self, analysed: AnalysedTrace, inst: RegionInstance) -> None:
+        self._trace = analysed.trace
+        self._cols = kernel_columns(analysed, [inst])
+        self._total = max(inst.device_ns, 1)
+
+    def __len__(self) -> int:
+        return int(self._cols.rows.shape[0])
+
+    @overload
+    def __getitem__(self, index: int) -> KernelRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[KernelRow]: ...
+    def __getitem__(self, index: int | slice) -> KernelRow | list[KernelRow]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(index)
+        i = index % n
+        t, cols = self._trace, self._cols
+        row = int(cols.rows[i])
+        chain = cols.chains[int(cols.chain[i])]
+        stream, dur = int(t.stream[row]), int(t.dur_ns[row])
+        return KernelRow(
+            row=row,
+            name=t.strings[int(t.name_id[row])],
+            kind=_KINDS.get(int(t.kind[row]), "other"),
+            offset_ns=int(cols.offset_ns[i]),
+            dur_ns=dur,
+            share=dur / self._total,
+            stream=-1 if stream == NO_ID else stream,
+            launched_by=chain_text(chain),
+            launch_chain=chain,
         )
-        for e in entries
-    ]
+
+
+_KINDS = {int(k): v for k, v in KIND_NAMES.items()}
+
+
+def kernel_rows(analysed: AnalysedTrace, inst: RegionInstance) -> KernelList:
+    """The instance's GPU events as the Regions view lists them (``KernelList``)."""
+    return KernelList(analysed, inst)
 
 
 def instance_span(inst: RegionInstance) -> tuple[int, int]:
@@ -106,7 +139,8 @@ def gpu_sparkline(region: Region, width: int = SPARK_CELLS) -> str:
 
 
 INSTANCE_WINDOW = 200
-"""Instances in the Regions view's instance table at a time (all of them up to this)."""
+"""Rows in the Regions view's instance and GPU event tables at a time (all of them
+up to this)."""
 _MARGIN = 40
 """The window moves when the cursor comes this close to one of its ends."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -74,8 +75,9 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         self.error = error
         self.current_region: Region | None = None
         self.current_instance: RegionInstance | None = None
-        self.kernels: list[KernelRow] = []
+        self.kernels: Sequence[KernelRow] = []
         self._window = (0, 0)  # instances shown in the instances table: [lo, hi)
+        self._kernel_window = (0, 0)  # GPU events shown in the kernels table: [lo, hi)
         self._last_focus = "region-names"
 
     def compose(self) -> ComposeResult:
@@ -208,18 +210,28 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
             return
         self.current_instance = region.instances[index]
         self.kernels = kernel_rows(self.links.analysed, self.current_instance)
-        table = self.kernels_table
-        table.border_title = escape(  # which instance these are (names are data, not markup)
+        self.kernels_table.border_title = escape(  # names are data, not markup
             f"GPU events of {visible(self.current_instance.name)} #{self.current_instance.index}"
-            f" ({index + 1} of {len(region.instances)}) in GPU order · z timeline"
+            f" ({index + 1} of {len(region.instances)}) · {len(self.kernels)} GPU events"
+            " in GPU order · z timeline"
         )
+        self._fill_kernels(0)
+        self._show_name(0)
+
+    def _fill_kernels(self, around: int) -> None:
+        """Put the GPU events of ``window_of`` around event ``around`` into the table,
+        the cursor on it (as ``_fill_instances``: one instance may hold every GPU
+        event of the trace)."""
+        lo, hi = window_of(len(self.kernels), around)
+        self._kernel_window = (lo, hi)
+        table = self.kernels_table
         table.clear()
         limit = min(max(self.app.size.width - 82, 24), 64)
         chain_width = min(max(self.app.size.width - limit - 50, 24), 96)
-        for i, k in enumerate(self.kernels):
-            style = COPY_STYLE.get(k.kind, "")
+        for i in range(lo, hi):
+            k = self.kernels[i]
             table.add_row(
-                Text(clip(short_name(k.name, limit), limit), style=style),
+                Text(clip(short_name(k.name, limit), limit), style=COPY_STYLE.get(k.kind, "")),
                 _num(fmt_ns(k.offset_ns)),
                 _num(fmt_ns(k.dur_ns)),
                 _num(fmt_pct(k.share, 1.0)),
@@ -227,7 +239,8 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 Text(chain_text(k.launch_chain, chain_width)),
                 key=str(i),
             )
-        self._show_name(0)
+        if around > lo:
+            table.move_cursor(row=around - lo, animate=False)
 
     def _show_name(self, index: int) -> None:
         label = self.query_one("#kernel-name", Static)
@@ -257,7 +270,12 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 self.choose_instance(index)
             self._follow(index)
         elif table == "region-kernels":
+            if _row_at_cursor(event.data_table) != index:
+                return  # from before the window moved
             self._show_name(index)
+            lo, hi = self._kernel_window
+            if needs_move(lo, hi, len(self.kernels), index):
+                self._fill_kernels(index)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         table = event.data_table
@@ -265,8 +283,8 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
             self.instances_table.focus()
         elif table.id == "region-instances":
             self.kernels_table.focus()
-        elif 0 <= event.cursor_row < len(self.kernels):  # every occurrence of the GPU event
-            self.post_message(ShowOccurrences(self.kernels[event.cursor_row].name, "gpu"))
+        elif (index := _row_at_cursor(table)) is not None:  # every occurrence of the event
+            self.post_message(ShowOccurrences(self.kernels[index].name, "gpu"))
 
     def action_up(self) -> None:
         if self.kernels_table.has_focus:
@@ -276,8 +294,9 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
 
     def action_zoom(self) -> None:
         """Show the highlighted GPU event (kernels table) or instance on the timeline."""
-        if self.kernels_table.has_focus and self.kernels:
-            k = self.kernels[min(self.kernels_table.cursor_row, len(self.kernels) - 1)]
+        index = _row_at_cursor(self.kernels_table)
+        if self.kernels_table.has_focus and index is not None:
+            k = self.kernels[index]
             t0 = int(self.trace.ts_ns[k.row])
             self.post_message(self.ZoomTo(t0, t0 + max(k.dur_ns, 1), k.row))
         elif self.current_instance is not None:
