@@ -142,6 +142,21 @@ def test_output_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert "96.928" in out and "3 rows" in out
 
 
+def test_the_table_shows_a_page_and_the_formats_every_row(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from tui.commands import sql as sql_command
+
+    monkeypatch.setattr(sql_command, "TABLE_ROWS", 4)
+    query = "SELECT row FROM events ORDER BY row LIMIT 10"
+    assert main(["sql", SAMPLES[0], query]) == 0
+    out = capsys.readouterr().out
+    assert "4+ rows (the first 4 shown: add a LIMIT" in out
+    assert "    3  " in out and "    4  " not in out  # rows 0..3 only
+    assert len(sql(capsys, [SAMPLES[0]], query)) == 10
+    assert main(["sql", SAMPLES[0], "SELECT row FROM events ORDER BY row LIMIT 4"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("4 rows")
+
+
 def test_names_stay_data_in_the_table(write_trace: Any, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_trace([{"ph": "X", "name": "[bold red]x\x1b[2J|", "cat": "cpu_op", "ts": 1,
                          "dur": 2, "pid": 1, "tid": 1}])
