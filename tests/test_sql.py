@@ -157,6 +157,24 @@ def test_the_table_shows_a_page_and_the_formats_every_row(
     assert capsys.readouterr().out.rstrip().endswith("4 rows")
 
 
+def test_the_formats_write_every_row_a_batch_at_a_time(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from profiling.sql.engine import TraceDB
+
+    query = "SELECT row, name, ts_us FROM events ORDER BY row LIMIT 50"
+    whole = TraceDB.batches
+    outs = {}
+    for size in (65_536, 7, 50):
+        monkeypatch.setattr(TraceDB, "batches", lambda db, q, n=size: whole(db, q, n))
+        for fmt in ("--json", "--csv", "--markdown"):
+            assert main(["sql", SAMPLES[0], query, fmt]) == 0
+            outs[size, fmt] = capsys.readouterr().out
+    for fmt in ("--json", "--csv", "--markdown"):
+        assert outs[7, fmt] == outs[50, fmt] == outs[65_536, fmt]
+    assert [r["row"] for r in json.loads(outs[7, "--json"])] == list(range(50))
+    assert outs[7, "--csv"].count("\n") == 51 and outs[7, "--markdown"].count("\n") == 52
+
+
 def test_names_stay_data_in_the_table(write_trace: Any, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_trace([{"ph": "X", "name": "[bold red]x\x1b[2J|", "cat": "cpu_op", "ts": 1,
                          "dur": 2, "pid": 1, "tid": 1}])

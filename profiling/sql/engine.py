@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,6 +177,31 @@ class TraceDB:
             except duckdb.Error as exc:
                 raise QueryError(one_line(exc), "query") from None
             return Result(list(rel.columns), [str(t) for t in rel.types], rows)
+
+    def batches(self, query: str, size: int = 65_536) -> Iterator[Result]:
+        """``query``'s answer ``size`` rows at a time, the first batch (maybe empty)
+        always: a print of millions of rows holds one batch of them, not all."""
+        import duckdb
+
+        with self._lock:
+            rel = self.relation(query)
+            if rel is None:  # a statement with no result (SET, CREATE ...)
+                yield Result([], [], [])
+                return
+            columns, types = list(rel.columns), [str(t) for t in rel.types]
+            try:
+                cursor = self.con.execute(query)
+                rows = cursor.fetchmany(size)
+            except duckdb.Error as exc:
+                raise QueryError(one_line(exc), "query") from None
+            while True:
+                yield Result(columns, types, rows)
+                if len(rows) < size:
+                    return
+                try:
+                    rows = cursor.fetchmany(size)
+                except duckdb.Error as exc:
+                    raise QueryError(one_line(exc), "query") from None
 
     def close(self) -> None:
         self.con.close()

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from profiling.errors import AttnTuiError
@@ -111,28 +113,39 @@ def run(args: argparse.Namespace) -> int:
             'give a query, e.g. "SELECT kind, count(*) FROM events GROUP BY kind"',
         )
     db = open_db(list(args.inputs), args)
-    table = not (args.json or args.csv or args.markdown)  # for a person: a page of rows
-    result = db.query(args.query, limit=TABLE_ROWS + 1 if table else None)
-    if args.json:
-        from tui.sql_cells import json_value
-
-        doc = [
-            {c: json_value(v) for c, v in zip(result.columns, row, strict=True)}
-            for row in result.rows
-        ]
-        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False, ensure_ascii=False) + "\n")
-    elif args.csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        if result.columns:
-            writer.writerow(result.columns)
-        from tui.sql_cells import csv_value
-
-        writer.writerows([csv_value(v) for v in row] for row in result.rows)
-    elif args.markdown:
-        sys.stdout.write(markdown(result))
-    else:
-        _print(result)
+    if args.json or args.csv or args.markdown:  # every row, a batch at a time
+        _write(args, db.batches(args.query))
+    else:  # for a person: a page of rows
+        _print(db.query(args.query, limit=TABLE_ROWS + 1))
     return 0
+
+
+def _write(args: argparse.Namespace, batches: Iterator[Any]) -> None:
+    """The answer as ``--json`` (what ``json.dumps(rows, indent=1)`` writes), ``--csv`` or
+    ``--markdown``, written batch by batch."""
+    from tui.sql_cells import csv_value, json_value
+
+    first = next(batches)
+    if args.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        if first.columns:
+            writer.writerow(first.columns)
+    elif args.markdown:
+        sys.stdout.write(markdown_head(first))
+    opened = False
+    for batch in itertools.chain([first], batches):
+        if args.json and batch.rows:
+            doc = [{c: json_value(v) for c, v in zip(batch.columns, row, strict=True)}
+                   for row in batch.rows]
+            text = json.dumps(doc, indent=1, allow_nan=False, ensure_ascii=False)
+            sys.stdout.write((",\n" if opened else "[\n") + text[2:-2])
+            opened = True
+        elif args.csv:
+            writer.writerows([csv_value(v) for v in row] for row in batch.rows)
+        elif args.markdown and batch.columns:
+            sys.stdout.write(markdown_rows(batch.rows))
+    if args.json:
+        sys.stdout.write("\n]\n" if opened else "[]\n")
 
 
 TABLE_ROWS = 5000
@@ -141,22 +154,25 @@ about 5,000 rows a second, and a person reads none of three million; the formats
 print every row."""
 
 
-def markdown(result: Any) -> str:
-    """A GitHub table of the result (pipes and backslashes escaped)."""
-    from tui.sql_cells import cell_text, is_numeric
+def markdown_head(result: Any) -> str:
+    """The head of a GitHub table of the result ('' without columns)."""
+    from tui.sql_cells import is_numeric
 
     if not result.columns:
         return ""
+    return ("| " + " | ".join(_md_cell(c) for c in result.columns) + " |\n"
+            + "|" + "|".join("---:" if is_numeric(t) else "---" for t in result.types) + "|\n")
 
-    def cell(value: Any) -> str:
-        return cell_text(value).replace("\\", "\\\\").replace("|", "\\|") or " "
 
-    lines = [
-        "| " + " | ".join(cell(c) for c in result.columns) + " |",
-        "|" + "|".join("---:" if is_numeric(t) else "---" for t in result.types) + "|",
-    ]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in result.rows]
-    return "\n".join(lines) + "\n"
+def markdown_rows(rows: list[tuple[Any, ...]]) -> str:
+    """Rows of a GitHub table (pipes and backslashes escaped)."""
+    return "".join("| " + " | ".join(_md_cell(v) for v in row) + " |\n" for row in rows)
+
+
+def _md_cell(value: Any) -> str:
+    from tui.sql_cells import cell_text
+
+    return cell_text(value).replace("\\", "\\\\").replace("|", "\\|") or " "
 
 
 def _print(result: Any) -> None:
