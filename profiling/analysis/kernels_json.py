@@ -125,15 +125,6 @@ def _int_texts(size: int) -> np.ndarray:
     return _objects([str(i) for i in range(size)])
 
 
-def _int_pieces(values: np.ndarray) -> list[str] | np.ndarray:
-    """``str`` of each non-negative integer: picked from ``_int_texts`` when all are
-    small (an instance's index, mostly), else ``repr`` of the list split again."""
-    top = int(values.max()) if values.shape[0] else 0
-    if top < SMALL_US and int(values.min(initial=0)) >= 0:
-        return _int_texts(max(1024, 1 << top.bit_length()))[values]
-    return repr(values.tolist())[1:-1].split(", ")
-
-
 def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str] | np.ndarray, np.ndarray]:
     """``repr(n / 1000.0) + suffix`` of each integer ``n`` in two pieces (the integer
     part, then the rest): integers are written far faster than floats (``repr`` of
@@ -144,7 +135,12 @@ def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str] | np.ndarray, np.
     if ns.shape[0] == 0:
         return [], np.empty(0, dtype=object)
     if int(ns.min()) >= 0 and int(ns.max()) < EXACT_NS:
-        return _int_pieces(ns // 1000), _fractions(suffix)[ns % 1000]
+        whole = ns // 1000
+        top = int(whole.max())
+        if top < SMALL_US:  # most times of a GPU listing: each picked from a table, in C
+            return _int_texts(max(1024, 1 << top.bit_length()))[whole], \
+                _fractions(suffix)[ns % 1000]
+        return repr(whole.tolist())[1:-1].split(", "), _fractions(suffix)[ns % 1000]
     rest = np.empty(ns.shape[0], dtype=object)
     rest[:] = suffix
     return _floats(ns / 1000.0), rest
@@ -200,7 +196,7 @@ def _put_heads(out: np.ndarray, at: np.ndarray, names: Sequence[str], heads: np.
     out[at] = [region_text[name] for name in names]
     if first:  # the list's opening in place of the separator
         out[at[0]] = "[\n " + out[at[0]][3:]
-    out[at + 1] = _int_pieces(heads[:, 0])
+    out[at + 1] = repr(heads[:, 0].tolist())[1:-1].split(", ")
     out[at + 2] = ',\n  "start_us": '
     out[at + 3], out[at + 4] = _us_pieces(heads[:, 1], ',\n  "cpu_time_us": ')
     out[at + 5], out[at + 6] = _us_pieces(heads[:, 2], ',\n  "device_time_us": ')
