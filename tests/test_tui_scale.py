@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.synthetic import naive_like_doc, write_doc
+from tests.fixtures.synthetic import naive_like_doc, whole_run_doc, write_doc
 from tests.test_tui_pilot import wait_loaded
 from tui import regions_data
 from tui.app import AttnTuiApp
@@ -32,14 +32,7 @@ def many(tmp_path: Path) -> Path:
 @pytest.fixture
 def whole_run(tmp_path: Path) -> Path:
     """Six steps inside one annotation ``whole``: an instance with dozens of GPU events."""
-    doc = naive_like_doc(6)
-    cpu = [e for e in doc["traceEvents"] if e.get("cat") == "cpu_op"]
-    t0 = min(e["ts"] for e in doc["traceEvents"] if e.get("ph") == "X")
-    t1 = max(e["ts"] + e["dur"] for e in doc["traceEvents"] if e.get("ph") == "X")
-    doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": "whole",
-                               "pid": cpu[0]["pid"], "tid": cpu[0]["tid"], "ts": t0 - 1,
-                               "dur": t1 - t0 + 2})
-    return write_doc(tmp_path / "whole.json", doc)
+    return write_doc(tmp_path / "whole.json", whole_run_doc(6))
 
 
 async def test_instance_window_follows_the_cursor(many, monkeypatch):

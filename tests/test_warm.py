@@ -213,3 +213,25 @@ def test_side_by_side_a_failed_half_is_raised_after_both_end(tmp_path: Path,
         warm_module.warm(a)
     assert analysis_store.load(a.trace, "key_averages") is not None  # the other parts ended
     assert analysis_store.load(a.trace, "findings") is not None
+
+
+def test_one_instance_of_many_gpu_events_is_kept_with_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """An annotation around a whole run: one instance, every GPU event.  Its kernel
+    columns are stored by the first ``kernels --region`` of it and mapped after."""
+    from tests.fixtures.synthetic import whole_run_doc, write_doc
+
+    path = write_doc(tmp_path / "whole.json", whole_run_doc(6))
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ATTN_TUI_NO_ANALYSIS_STORE", raising=False)
+    monkeypatch.setattr(
+        loading, "load_trace", functools.partial(loader.load_trace, min_cache_bytes=0)
+    )
+    argv = ["kernels", "--json", "--region", "whole", str(path)]
+    want = run([*argv, "--no-cache"])
+    assert run(argv) == want  # the first open: one instance, too few events to keep
+    monkeypatch.setattr(analysed_module, "STORED_EVENTS", 20)
+    assert run(argv) == want  # kept now
+    refuse_builds(monkeypatch)
+    assert run(argv) == want  # and mapped

@@ -92,7 +92,11 @@ the thread would only take turns with the asker's)."""
 
 STORED_BATCH = 64
 """``launch_batch`` keeps a batch of at least this many instances with the index (a
-region's, for ``kernels`` and ``findings``); smaller ones cost less to recompute."""
+region's, for ``kernels`` and ``findings``); smaller ones cost less to recompute..."""
+STORED_EVENTS = 16_384
+"""... unless they hold this many GPU events: an annotation around a whole run is one
+instance of every GPU event (296,478 on a 1 GB trace: 0.5 s and 0.3 GB to recompute
+on each ``kernels --region`` of it, in the Regions view on each visit)."""
 
 
 class AnalysedTrace:
@@ -250,9 +254,10 @@ class AnalysedTrace:
                      remember: bool = True) -> InstanceLaunches:
         """GPU rows and launch chains of many instances, computed for all at once
         (``chains.instance_launches``), in the order given.  A batch of
-        ``STORED_BATCH`` instances or more is kept with the index (keyed by the
-        instances' rows), so a reopen maps it.  With ``remember``, ``launches`` and
-        ``gpu_rows`` of each instance are then answered from the batch's arrays,
+        ``STORED_BATCH`` instances or more (or of ``STORED_EVENTS`` GPU events) is kept
+        with the index (keyed by the instances' rows), so a reopen maps it.  With
+        ``remember``, ``launches`` and ``gpu_rows`` of each instance are then answered
+        from the batch's arrays,
         lazily: no object is made per instance here (338,000 ``Launch`` tuples on a
         1 GB trace, most never looked at)."""
         batch = self._batch_of(instances)
@@ -316,8 +321,11 @@ class AnalysedTrace:
 
 def batch_key(instances: Sequence[RegionInstance]) -> str | None:
     """The name under which results about exactly these instances (in this order) are
-    kept with the index (a hash of their rows), or None for fewer than ``STORED_BATCH``."""
-    if len(instances) < STORED_BATCH:
+    kept with the index (a hash of their rows), or None for fewer than ``STORED_BATCH``
+    holding fewer than ``STORED_EVENTS`` GPU events."""
+    if len(instances) < STORED_BATCH and sum(
+            int(instance_column(instances, f).sum())
+            for f in ("kernels", "memcpys", "memsets")) < STORED_EVENTS:
         return None
     rows = np.ascontiguousarray(instance_column(instances, "row"), dtype=np.int64)
     return hashlib.sha256(rows.view(np.uint8).data).hexdigest()[:24]
