@@ -257,9 +257,8 @@ class AnalysedTrace:
         ``STORED_BATCH`` instances or more (or of ``STORED_EVENTS`` GPU events) is kept
         with the index (keyed by the instances' rows), so a reopen maps it.  With
         ``remember``, ``launches`` and ``gpu_rows`` of each instance are then answered
-        from the batch's arrays,
-        lazily: no object is made per instance here (338,000 ``Launch`` tuples on a
-        1 GB trace, most never looked at)."""
+        from the batch's arrays, lazily: no object is made per instance here (338,000
+        ``Launch`` tuples on a 1 GB trace, most never looked at)."""
         batch = self._batch_of(instances)
         if remember:
             rows = instance_column(instances, "row").tolist()
