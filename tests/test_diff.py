@@ -9,7 +9,9 @@ import statistics
 
 import pytest
 
-from profiling.analysis.kernel_diff import align, kernel_key, lcs_pairs, split_template
+from profiling.analysis import lcs
+from profiling.analysis.kernel_diff import align, kernel_key, split_template
+from profiling.analysis.lcs import lcs_pairs
 from tests.conftest import REAL_TRACES, SAMPLE_TRACES, needs_real_traces
 from tests.fixtures.cli_run import cli_in_process
 from tests.test_analysis_links import call, gpu, op
@@ -129,6 +131,35 @@ def test_lcs_is_longest_and_valid_on_random_sequences():
         assert len(pairs) == _lcs_length(a, b)
         assert all(a[i] == b[j] for i, j in pairs)
         assert all(p[0] < q[0] and p[1] < q[1] for p, q in zip(pairs, pairs[1:], strict=False))
+
+
+def test_lcs_split_in_halves_is_still_longest(monkeypatch):
+    """Above ``MAX_LCS_BITS`` cells the problem is split (Hirschberg): the same lengths."""
+    monkeypatch.setattr(lcs, "MAX_LCS_BITS", 40)
+    rng = random.Random(11)
+    for _ in range(200):
+        a = [rng.randrange(3) for _ in range(rng.randrange(40))]
+        b = [rng.randrange(3) for _ in range(rng.randrange(40))]
+        pairs = lcs_pairs(a, b)
+        assert len(pairs) == _lcs_length(a, b)
+        assert all(a[i] == b[j] for i, j in pairs)
+        assert all(p[0] < q[0] and p[1] < q[1] for p, q in zip(pairs, pairs[1:], strict=False))
+
+
+def test_long_repetitive_sequences_align_in_linear_memory(monkeypatch):
+    """Two runs of a few kernels repeated thousands of times (an annotation around a
+    whole run): split, never more than ``MAX_LCS_BITS`` cells kept at once."""
+    kept = []
+    core = lcs._lcs_core
+    monkeypatch.setattr(lcs, "MAX_LCS_BITS", 1_000_000)
+    monkeypatch.setattr(lcs, "_lcs_core", lambda a, b: kept.append(len(a) * len(b)) or core(a, b))
+    a = [i % 7 for i in range(6000)]
+    b = [i % 5 for i in range(6500)]
+    pairs = lcs_pairs(a, b)
+    assert kept and max(kept) <= 1_000_000
+    assert all(a[i] == b[j] for i, j in pairs)
+    monkeypatch.setattr(lcs, "MAX_LCS_BITS", 10**9)  # the whole table at once
+    assert len(pairs) == len(lcs_pairs(a, b))
 
 
 def test_periodic_sequences_align_fully():

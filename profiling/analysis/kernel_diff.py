@@ -14,15 +14,14 @@ other arguments still matches; Memcpy and Memset match by kind and direction
 The alignment matches exact names first (stem and arguments) and then, in each
 gap left between those matches, stems alone (``same_args`` says which).
 
-The alignment is a longest common subsequence, found bit-parallel (one big-int
-step per kernel of A, Hyyrö's formulation), so periodic sequences (the same
-layer repeated) align fully where ``difflib``'s longest-block heuristic does not.
+The alignment is a longest common subsequence (``lcs``, bit-parallel), so
+periodic sequences (the same layer repeated) align fully where ``difflib``'s
+longest-block heuristic does not.
 Nothing here formats: rows and totals are numbers; the command lays them out.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -31,12 +30,10 @@ from functools import lru_cache
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.compare import trace_label
 from profiling.analysis.instance_kernels import InstanceKernels, KernelEntry, instance_kernels
+from profiling.analysis.lcs import lcs_pairs
 from profiling.analysis.region_choice import choose_regions
 from profiling.analysis.regions import RegionInstance
 from profiling.errors import AttnTuiError
-
-MAX_LCS_BITS = 400_000_000
-"""Above this many DP cells (50 MB of stored rows) the core falls back to difflib."""
 
 _MEMCPY = re.compile(r"\s*(Memcpy|Memset)\s*(\w+)?\s*(.*)\Z", re.DOTALL)
 
@@ -107,55 +104,6 @@ def kernel_key(name: str, kind: str) -> KernelKey:
         return KernelKey(kind, " ".join(name.split()), "")
     stem, args = split_template(name)
     return KernelKey(kind, stem, args)
-
-
-def lcs_pairs(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[tuple[int, int]]:
-    """Index pairs (i, j) of a longest common subsequence of ``a`` and ``b``, in order.
-    Common ends are matched first; a core above ``MAX_LCS_BITS`` cells uses difflib."""
-    n, m = len(a), len(b)
-    lo = 0
-    while lo < n and lo < m and a[lo] == b[lo]:
-        lo += 1
-    hi = 0
-    while hi < n - lo and hi < m - lo and a[n - 1 - hi] == b[m - 1 - hi]:
-        hi += 1
-    ca, cb = a[lo:n - hi], b[lo:m - hi]
-    if len(ca) * len(cb) > MAX_LCS_BITS:
-        blocks = difflib.SequenceMatcher(None, ca, cb, autojunk=False).get_matching_blocks()
-        core = [(x.a + k, x.b + k) for x in blocks for k in range(x.size)]
-    else:
-        core = _lcs_core(ca, cb)
-    return ([(i, i) for i in range(lo)] + [(i + lo, j + lo) for i, j in core]
-            + [(n - hi + k, m - hi + k) for k in range(hi)])
-
-
-def _lcs_core(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[tuple[int, int]]:
-    """Bit-parallel LCS: row i's bit j is 0 where L[i][j+1] = L[i][j] + 1."""
-    if not a or not b:
-        return []
-    m = len(b)
-    masks: dict[Hashable, int] = {}
-    for j, x in enumerate(b):
-        masks[x] = masks.get(x, 0) | (1 << j)
-    full = (1 << m) - 1
-    v = full
-    rows = [v]
-    for x in a:
-        u = v & masks.get(x, 0)
-        v = ((v + u) | (v - u)) & full
-        rows.append(v)
-    pairs: list[tuple[int, int]] = []
-    i, j = len(a), m
-    while i > 0 and j > 0:
-        if a[i - 1] == b[j - 1]:
-            i, j = i - 1, j - 1
-            pairs.append((i, j))
-        elif (rows[i] >> (j - 1)) & 1:  # L[i][j-1] == L[i][j]: b[j-1] is B's alone
-            j -= 1
-        else:
-            i -= 1
-    pairs.reverse()
-    return pairs
 
 
 def align(a_levels: Sequence[Sequence[Hashable]], b_levels: Sequence[Sequence[Hashable]],
