@@ -1,4 +1,4 @@
-"""dumps_indent1 writes json.dumps(indent=1)'s bytes, long number lists included."""
+"""dumps_indent1 writes json.dumps(indent=1)'s bytes for any document."""
 
 from __future__ import annotations
 
@@ -7,8 +7,12 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from profiling.analysis.json_text import MIN_LIST, dumps_indent1
+from profiling.analysis.json_text import dumps_indent1
+
+MIN_LIST = 16
 
 
 def _doc() -> list:
@@ -60,3 +64,17 @@ def test_numbers_of_every_magnitude() -> None:
         assert dumps_indent1(doc) == json.dumps(doc, indent=1)
     with pytest.raises(ValueError):
         dumps_indent1({"f": floats}, allow_nan=False)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(), inner, max_size=6),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON, st.booleans())
+def test_any_document(doc, ascii_only) -> None:
+    assert dumps_indent1(doc, ensure_ascii=ascii_only) == json.dumps(doc, indent=1,
+                                                                      ensure_ascii=ascii_only)

@@ -13,7 +13,6 @@ are ``Text`` and markdown cells are escaped, so no name reads as markup.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -66,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(visible(f"{missing}: left out of the diff") + "\n")
     if args.json:
         doc = [d.as_json() for d in diffs]
-        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        from profiling.analysis.json_text import dumps_indent1
+
+        sys.stdout.write(dumps_indent1(doc, allow_nan=False) + "\n")
     elif args.markdown:
         sys.stdout.write(markdown(diffs))
     else:

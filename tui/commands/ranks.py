@@ -11,7 +11,6 @@ stragglers, the collectives whose ranks arrived furthest apart and the findings.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from profiling.errors import AttnTuiError
@@ -32,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
     job = load_job_for_command(paths, args, "ranks")
     report = job_report(job)
     if args.json:
-        sys.stdout.write(json.dumps(report.ranks, indent=1, allow_nan=False, default=str) + "\n")
+        from profiling.analysis.json_text import dumps_indent1
+
+        sys.stdout.write(dumps_indent1(report.ranks, allow_nan=False, default=str) + "\n")
         return 0
     _print(report)
     return 0

@@ -11,7 +11,6 @@ left out, the range runs from the trace's start / to its end.  ``--json`` prints
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -56,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     summary = slice_summary(trace, start, end, args.lanes)
     if args.json:
         out = {"path": args.path, **summary.as_json()}
-        sys.stdout.write(json.dumps(out, indent=1, allow_nan=False))
+        from profiling.analysis.json_text import dumps_indent1
+
+        sys.stdout.write(dumps_indent1(out, allow_nan=False))
         sys.stdout.write("\n")
         return 0
     _print(args.path, summary)

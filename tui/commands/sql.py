@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
-import json
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -137,7 +136,9 @@ def _write(args: argparse.Namespace, batches: Iterator[Any]) -> None:
         if args.json and batch.rows:
             doc = [{c: json_value(v) for c, v in zip(batch.columns, row, strict=True)}
                    for row in batch.rows]
-            text = json.dumps(doc, indent=1, allow_nan=False, ensure_ascii=False)
+            from profiling.analysis.json_text import dumps_indent1
+
+            text = dumps_indent1(doc, allow_nan=False, ensure_ascii=False)
             sys.stdout.write((",\n" if opened else "[\n") + text[2:-2])
             opened = True
         elif args.csv:

@@ -8,7 +8,6 @@ trace and are data: they are always wrapped in ``Text``, never parsed as markup.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -19,7 +18,9 @@ def run(args: argparse.Namespace) -> int:
 
     stats = trace_stats(analysed_for_command(args.path, args))
     if args.json:
-        sys.stdout.write(json.dumps(stats, indent=1, allow_nan=False, default=str))
+        from profiling.analysis.json_text import dumps_indent1
+
+        sys.stdout.write(dumps_indent1(stats, allow_nan=False, default=str))
         sys.stdout.write("\n")
         return 0
     _print(stats)

@@ -11,7 +11,6 @@ same two footer totals.  ``--sort`` takes torch's ``sort_by`` keys
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from profiling.errors import AttnTuiError
@@ -39,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     if args.limit:
         rows = rows[: args.limit]
     if args.json:
-        sys.stdout.write(json.dumps([r.as_json() for r in rows], indent=1, allow_nan=False))
+        from profiling.analysis.json_text import dumps_indent1
+
+        sys.stdout.write(dumps_indent1([r.as_json() for r in rows], allow_nan=False))
         sys.stdout.write("\n")
         return 0
     _print_table(rows, table.self_cpu_time_total, table.self_device_time_total,
