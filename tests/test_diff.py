@@ -89,6 +89,22 @@ def test_rich_table_prints(capsys):
     assert "only in naive 1 (128 µs)" in out
 
 
+def test_the_table_shows_a_page_of_rows_and_the_totals_count_all(capsys, monkeypatch):
+    from tui.cli import main
+    from tui.commands import diff as diff_command
+
+    assert main(["diff", NAIVE, INPLACE, "--no-cache"]) == 0
+    whole = capsys.readouterr().out
+    monkeypatch.setattr(diff_command, "TABLE_ROWS", 2)
+    assert main(["diff", NAIVE, INPLACE, "--no-cache"]) == 0
+    page = capsys.readouterr().out
+    shown = [line for line in page.splitlines()
+             if line.startswith("  ") and line.strip() and not line.strip().startswith("kernel")]
+    assert len(shown) == 2 and "rows shown: --markdown or --json prints every row" in page
+    assert "only in naive 1 (128 µs)" in page and "only in naive 1 (128 µs)" in whole
+    assert "rows shown" not in whole
+
+
 # ---- names ----
 
 def test_template_arguments_kept_apart_from_the_stem():

@@ -200,6 +200,12 @@ def markdown(diffs: Sequence[Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+TABLE_ROWS = 5000
+"""Rows the table (no format option) shows, as ``sql``'s: an annotation around a whole
+run aligns 100,000 GPU events or more, a minute of table layout that nobody reads;
+the totals still count every row, and the formats print them all."""
+
+
 def _print(diffs: Sequence[Any]) -> None:
     from rich import box
     from rich.console import Console
@@ -218,10 +224,14 @@ def _print(diffs: Sequence[Any]) -> None:
     for h in _headers(diffs):
         t.add_column(Text(visible(h)), justify="left" if h == "op" else "right", no_wrap=True)
     t.add_column("launched by", no_wrap=True, overflow="ellipsis", max_width=50)
-    for line in merged_lines(diffs):
+    lines = merged_lines(diffs)
+    for line in lines[:TABLE_ROWS]:
         t.add_row(Text(short_name(line.name, 60)), *(Text(c) for c in _cells(line)),
                   Text(launch_text(line.chain, 50)))
     console.print(t)
+    if len(lines) > TABLE_ROWS:
+        console.print(Text(f"the first {TABLE_ROWS} of {len(lines)} rows shown: --markdown "
+                           "or --json prints every row"), style="bold")
     for sentence in totals_lines(diffs):
         console.print(Text(visible(sentence)))
     console.print(Text("= same kernel; ≈ same kernel stem, other template arguments; "
