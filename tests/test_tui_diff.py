@@ -319,3 +319,29 @@ async def test_diff_b_steps_b_instance_and_back_to_the_median():
         await pilot.pause()
         assert view.picked == (None, None) and view.data.diff.b.instance == median
         assert status() == head and cells() == rows
+
+
+@needs_samples
+async def test_diff_table_holds_a_window_that_follows_the_cursor(monkeypatch):
+    from tui import regions_data
+
+    monkeypatch.setattr(regions_data, "INSTANCE_WINDOW", 4)
+    paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace")]
+    app = AttnTuiApp(paths, theme="attn-dark")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        view = app.query_one(DiffView)
+        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        n = len(view.data.rows)
+        assert n > 5 and view.table.row_count == 4
+        for _ in range(5):
+            await pilot.press("down")
+        await pilot.pause()
+        table = view.table
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == "5"
+        assert view.query_one(DiffLanes).current == 5
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.pane is not None, "a file's tab")
+        file, row = view.data.target(5)
+        assert app.pane is app.panes[file] and app.pane.model.selected == row

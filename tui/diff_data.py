@@ -142,19 +142,28 @@ def strip(lane: Sequence[Placed], span_us: float, width: int) -> list[tuple[str,
 
     Every event gets at least its start cell; where several share a cell, a
     ``+``/``-`` event wins over a matched one (a short added copy between two
-    long kernels stays visible), then the longer event.  Painted in that order
-    of precedence with one slice per event, so ten thousand kernels take
-    milliseconds."""
+    long kernels stays visible), then the longer event, then the earlier.  Each
+    event's precedence is its rank in that order, and a cell shows the event of
+    the highest rank over it: one ``maximum.at`` over the cells every event
+    covers, so two whole runs (60,000 events a lane) take milliseconds."""
     if width <= 0 or span_us <= 0 or not lane:
         return [(IDLE, None)] * max(width, 0)
-    # precedence: marked, then longer, then earlier (the earliest of equals paints last)
-    order = sorted(range(len(lane)), key=lambda i: (lane[i].glyph in "+-", lane[i].dur_us, -i))
-    owner = np.full(width, -1, dtype=np.int64)
-    for i in order:  # later ones (higher precedence) paint over earlier ones
-        p = lane[i]
-        c0 = min(int(p.start_us / span_us * width), width - 1)
-        c1 = min(max(int((p.start_us + p.dur_us) / span_us * width + 0.5), c0 + 1), width)
-        owner[c0:c1] = i
+    n = len(lane)
+    start = np.fromiter((p.start_us for p in lane), dtype=np.float64, count=n)
+    dur = np.fromiter((p.dur_us for p in lane), dtype=np.float64, count=n)
+    marked = np.fromiter((p.glyph in "+-" for p in lane), dtype=bool, count=n)
+    c0 = np.minimum((start / span_us * width).astype(np.int64), width - 1)
+    c1 = np.minimum(np.maximum(((start + dur) / span_us * width + 0.5).astype(np.int64), c0 + 1),
+                    width)
+    order = np.lexsort((-np.arange(n), dur, marked))  # marked, then longer, then earlier
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    span = c1 - c0
+    cells = np.repeat(c0, span) + (np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span,
+                                                                        span))
+    best = np.full(width, -1, dtype=np.int64)
+    np.maximum.at(best, cells, np.repeat(rank, span))
+    owner = np.where(best >= 0, order[np.maximum(best, 0)], -1)
     return [(IDLE, None) if k < 0 else (lane[k].glyph, lane[k].index) for k in owner.tolist()]
 
 

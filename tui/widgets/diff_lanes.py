@@ -37,10 +37,12 @@ class DiffLanes(ReportsErrors, Widget):
         super().__init__(**kwargs)
         self.data: DiffData | None = None
         self.current: int | None = None  # the table's row, shown reversed
+        self._strips: dict[tuple[str, int], list[tuple[str, int | None]]] = {}
 
     def show(self, data: DiffData | None, current: int | None = None) -> None:
         self.data = data
         self.current = current
+        self._strips = {}  # the lanes' cells, by side and width: a row move redraws only
         self.refresh(layout=True)
 
     def select(self, index: int | None) -> None:
@@ -66,7 +68,10 @@ class DiffLanes(ReportsErrors, Widget):
             text.append(fit(f"{side.upper()} {visible(label)}", LABEL_WIDTH),
                         style=self._style("label"))
             text.append(" ")
-            for glyph, index in strip(lane, data.span_us, cells):
+            key = (side, cells)
+            if key not in self._strips:
+                self._strips[key] = strip(lane, data.span_us, cells)
+            for glyph, index in self._strips[key]:
                 style = styles.get(glyph, match)
                 if index is not None and index == self.current:
                     style = style + Style(reverse=True)

@@ -43,6 +43,7 @@ from tui.session import error_line
 from tui.widgets.compare_view import PaneLike
 from tui.widgets.diff_lanes import DiffLanes
 from tui.widgets.regions_view import RegionsView
+from tui.widgets.table_window import RowWindow, row_at_cursor
 
 DiffKey = tuple[int, str | None, int | None, int | None]  # other file, region, A's, B's instance
 COLUMNS = ("op", "kernel", "A", "B", "Δ B−A", "launched by")
@@ -77,6 +78,7 @@ class DiffView(ReportsErrors, Vertical):
         self._worker_sessions: tuple[int, ...] = ()  # those the running worker reads
         self._worker: Worker | None = None
         self._worker_for: DiffKey = (0, None, None, None)  # what the running worker diffs
+        self._rows = RowWindow()  # the aligned rows the table holds
 
     def compose(self) -> ComposeResult:
         yield Static(id="diff-status")
@@ -168,6 +170,7 @@ class DiffView(ReportsErrors, Vertical):
         lanes = self.query_one(DiffLanes)
         table = self.table
         table.clear()
+        self._rows = RowWindow()
         totals = self.query_one("#diff-totals", Static)
         if not isinstance(found, DiffData):
             self.state = "error"
@@ -193,9 +196,21 @@ class DiffView(ReportsErrors, Vertical):
         if hints:
             head.append("\n" + " · ".join(hints), style="dim")
         self._status(head)
+        self._fill(found, 0)
+        lanes.show(found, 0 if found.rows else None)
+        self._describe(0)
+        totals.update(Text(visible(totals_text(found)) + "\n" + LEGEND, no_wrap=True,
+                           overflow="ellipsis"))
+
+    def _fill(self, data: DiffData, around: int) -> None:
+        """The table holds a window of the aligned rows around ``around``
+        (``table_window``: two whole runs align 100,000 GPU events or more)."""
+        table = self.table
         room = max(self.app.size.width - 38, 30)  # op, three times, cell padding, scrollbar
         name_width = room * 11 // 20
-        for i, row in enumerate(found.rows):
+
+        def add(i: int) -> None:
+            row = data.rows[i]
             op, name, a, b, d = table_cells(row, name_width)
             chain = launch_text(row_chain(row), room - name_width)
             cells = [Text(op), Text(visible(name)), Text(a, justify="right"),
@@ -203,14 +218,20 @@ class DiffView(ReportsErrors, Vertical):
             if op in "+-":
                 cells[0].stylize("bold")
             table.add_row(*cells, key=str(i))
-        lanes.show(found, 0 if found.rows else None)
-        self._describe(0)
-        totals.update(Text(visible(totals_text(found)) + "\n" + LEGEND, no_wrap=True,
-                           overflow="ellipsis"))
+
+        self._rows.fill(table, len(data.rows), around, add)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.query_one(DiffLanes).select(event.cursor_row)
-        self._describe(event.cursor_row)
+        if event.row_key is None or event.row_key.value is None:
+            return
+        index = int(event.row_key.value)
+        if row_at_cursor(event.data_table) != index:
+            return  # from before the window moved
+        self.query_one(DiffLanes).select(index)
+        self._describe(index)
+        data = self.data
+        if data is not None and self._rows.follows(len(data.rows), index):
+            self._fill(data, index)
 
     def _describe(self, index: int) -> None:
         """The row's kernel in full and its whole launch chain (the table cuts both)."""
@@ -272,7 +293,8 @@ class DiffView(ReportsErrors, Vertical):
     def action_jump(self) -> None:
         """Show the current row's kernel on its own file's timeline."""
         data = self.data
-        target = data.target(self.table.cursor_row) if data is not None else None
+        index = row_at_cursor(self.table)
+        target = data.target(index) if data is not None and index is not None else None
         if target is None or target[0] >= len(self._panes):
             return
         file, row = target

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.coordinate import Coordinate
 from textual.markup import escape
 from textual.message import Message
 from textual.widgets import DataTable, Static
@@ -26,12 +25,11 @@ from tui.regions_data import (
     gpu_sparkline,
     instance_span,
     kernel_rows,
-    needs_move,
-    window_of,
 )
 from tui.themes import COPY_STYLE
 from tui.widgets.occurrence_jumps import ShowOccurrences
 from tui.widgets.table_focus import RemembersTableFocus
+from tui.widgets.table_window import RowWindow, row_at_cursor
 
 
 def _num(text: str) -> Text:
@@ -41,15 +39,6 @@ def _num(text: str) -> Text:
 def _col(label: str) -> Text:
     """A right-aligned header with a leading space, so adjacent headers never touch."""
     return Text(" " + label, justify="right")
-
-
-def _row_at_cursor(table: DataTable) -> int | None:
-    """The row key (an instance's index) under the table's cursor, None if none."""
-    try:
-        value = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
-    except Exception:  # noqa: BLE001 - no rows, or a cursor outside them
-        return None
-    return int(value) if value is not None else None
 
 
 class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
@@ -76,8 +65,8 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         self.current_region: Region | None = None
         self.current_instance: RegionInstance | None = None
         self.kernels: Sequence[KernelRow] = []
-        self._window = (0, 0)  # instances shown in the instances table: [lo, hi)
-        self._kernel_window = (0, 0)  # GPU events shown in the kernels table: [lo, hi)
+        self._instance_rows = RowWindow()  # the instances the instances table holds
+        self._kernel_rows = RowWindow()  # the GPU events the kernels table holds
         self._last_focus = "region-names"
 
     def compose(self) -> ComposeResult:
@@ -155,19 +144,15 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         self.choose_instance(0)
 
     def _fill_instances(self, around: int) -> None:
-        """Put the instances of ``window_of`` around instance ``around`` into the table,
-        the cursor on it: a table of 38,400 rows costs seconds to build and measure,
-        one of ``INSTANCE_WINDOW`` rows a few milliseconds (moving near either end
-        of the window moves the window: ``_follow``)."""
+        """The instances table holds a window of the region's instances around
+        ``around`` (``table_window``), the cursor on it."""
         region = self.current_region
         if region is None:
             return
-        lo, hi = window_of(len(region.instances), around)
-        self._window = (lo, hi)
         table = self.instances_table
-        table.clear()
         t0 = self._origin_ns
-        for i in range(lo, hi):
+
+        def add(i: int) -> None:
             inst = region.instances[i]
             table.add_row(
                 _num(str(inst.index)),
@@ -178,16 +163,8 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 _num(str(inst.gpu_events)),
                 key=str(i),
             )
-        if around > lo:
-            table.move_cursor(row=around - lo, animate=False)
 
-    def _follow(self, index: int) -> None:
-        """Move the instance window when the cursor comes near one of its ends."""
-        region = self.current_region
-        lo, hi = self._window
-        if region is None or not needs_move(lo, hi, len(region.instances), index):
-            return
-        self._fill_instances(index)
+        self._instance_rows.fill(table, len(region.instances), around, add)
 
     @functools.cached_property
     def _origin_ns(self) -> int:
@@ -219,16 +196,13 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         self._show_name(0)
 
     def _fill_kernels(self, around: int) -> None:
-        """Put the GPU events of ``window_of`` around event ``around`` into the table,
-        the cursor on it (as ``_fill_instances``: one instance may hold every GPU
-        event of the trace)."""
-        lo, hi = window_of(len(self.kernels), around)
-        self._kernel_window = (lo, hi)
+        """The kernels table holds a window of the instance's GPU events around
+        ``around`` (one instance may hold every GPU event of the trace)."""
         table = self.kernels_table
-        table.clear()
         limit = min(max(self.app.size.width - 82, 24), 64)
         chain_width = min(max(self.app.size.width - limit - 50, 24), 96)
-        for i in range(lo, hi):
+
+        def add(i: int) -> None:
             k = self.kernels[i]
             table.add_row(
                 Text(clip(short_name(k.name, limit), limit), style=COPY_STYLE.get(k.kind, "")),
@@ -239,8 +213,8 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 Text(chain_text(k.launch_chain, chain_width)),
                 key=str(i),
             )
-        if around > lo:
-            table.move_cursor(row=around - lo, animate=False)
+
+        self._kernel_rows.fill(table, len(self.kernels), around, add)
 
     def _show_name(self, index: int) -> None:
         label = self.query_one("#kernel-name", Static)
@@ -264,17 +238,17 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 self.choose_region(index)
         elif table == "region-instances":
             region = self.current_region
-            if _row_at_cursor(event.data_table) != index:
+            if row_at_cursor(event.data_table) != index:
                 return  # from before the window moved: the cursor is elsewhere now
             if region is not None and self.current_instance is not region.instances[index]:
                 self.choose_instance(index)
-            self._follow(index)
+            if region is not None and self._instance_rows.follows(len(region.instances), index):
+                self._fill_instances(index)
         elif table == "region-kernels":
-            if _row_at_cursor(event.data_table) != index:
+            if row_at_cursor(event.data_table) != index:
                 return  # from before the window moved
             self._show_name(index)
-            lo, hi = self._kernel_window
-            if needs_move(lo, hi, len(self.kernels), index):
+            if self._kernel_rows.follows(len(self.kernels), index):
                 self._fill_kernels(index)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -283,7 +257,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
             self.instances_table.focus()
         elif table.id == "region-instances":
             self.kernels_table.focus()
-        elif (index := _row_at_cursor(table)) is not None:  # every occurrence of the event
+        elif (index := row_at_cursor(table)) is not None:  # every occurrence of the event
             self.post_message(ShowOccurrences(self.kernels[index].name, "gpu"))
 
     def action_up(self) -> None:
@@ -294,7 +268,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
 
     def action_zoom(self) -> None:
         """Show the highlighted GPU event (kernels table) or instance on the timeline."""
-        index = _row_at_cursor(self.kernels_table)
+        index = row_at_cursor(self.kernels_table)
         if self.kernels_table.has_focus and index is not None:
             k = self.kernels[index]
             t0 = int(self.trace.ts_ns[k.row])
