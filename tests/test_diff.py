@@ -138,28 +138,25 @@ def _lcs_length(a, b):
     return table[-1][-1]
 
 
-def test_lcs_is_longest_and_valid_on_random_sequences():
-    rng = random.Random(7)
+def _random_pairs_are_longest(seed: int, symbols: int, longest: int) -> None:
+    rng = random.Random(seed)
     for _ in range(200):
-        a = [rng.randrange(4) for _ in range(rng.randrange(25))]
-        b = [rng.randrange(4) for _ in range(rng.randrange(25))]
+        a = [rng.randrange(symbols) for _ in range(rng.randrange(longest))]
+        b = [rng.randrange(symbols) for _ in range(rng.randrange(longest))]
         pairs = lcs_pairs(a, b)
         assert len(pairs) == _lcs_length(a, b)
         assert all(a[i] == b[j] for i, j in pairs)
         assert all(p[0] < q[0] and p[1] < q[1] for p, q in zip(pairs, pairs[1:], strict=False))
+
+
+def test_lcs_is_longest_and_valid_on_random_sequences():
+    _random_pairs_are_longest(7, 4, 25)
 
 
 def test_lcs_split_in_halves_is_still_longest(monkeypatch):
     """Above ``MAX_LCS_BITS`` cells the problem is split (Hirschberg): the same lengths."""
     monkeypatch.setattr(lcs, "MAX_LCS_BITS", 40)
-    rng = random.Random(11)
-    for _ in range(200):
-        a = [rng.randrange(3) for _ in range(rng.randrange(40))]
-        b = [rng.randrange(3) for _ in range(rng.randrange(40))]
-        pairs = lcs_pairs(a, b)
-        assert len(pairs) == _lcs_length(a, b)
-        assert all(a[i] == b[j] for i, j in pairs)
-        assert all(p[0] < q[0] and p[1] < q[1] for p, q in zip(pairs, pairs[1:], strict=False))
+    _random_pairs_are_longest(11, 3, 40)
 
 
 def test_long_repetitive_sequences_align_in_linear_memory(monkeypatch):
