@@ -110,6 +110,19 @@ def test_stats_json_and_text(capsys, small):
     assert code == 0 and "attn_fwd" in out and "Memcpy HtoD" in out
 
 
+def test_stats_text_lists_the_busiest_lanes(capsys, write_trace, monkeypatch):
+    from tui.commands import stats as stats_command
+
+    events = [{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": tid, "ts": 10 * i,
+               "dur": 1} for tid in range(1, 6) for i in range(tid)]  # thread t: t events
+    path = write_trace(events)
+    monkeypatch.setattr(stats_command, "LANE_ROWS", 2)
+    code, out, _ = run(capsys, "stats", str(path), "--no-cache")
+    assert code == 0 and "3 more lanes with 6 events (the 2 busiest shown" in out
+    assert "thread 5" in out and "thread 4" in out and "thread 1 " not in out
+    assert len(json.loads(run(capsys, "stats", str(path), "--json", "--no-cache")[1])["lanes"]) == 5
+
+
 def test_missing_path_is_one_line(capsys, tmp_path):
     for command in ("stats", "table", "kernels"):
         code, out, err = run(capsys, command, str(tmp_path / "nope.json"))
