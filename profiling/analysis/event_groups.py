@@ -93,7 +93,7 @@ def group_totals(parts: list[Events]) -> list[tuple[int, int, int, int, int, int
         return []
     n = max(int(c.max()) for c in codes if c.shape[0]) + 1
     if n > max(_DENSE, sum(c.shape[0] for c in codes)):  # few keys used of many strings
-        return _sparse_totals(parts, n)
+        return _sparse_totals(parts)
     count = np.zeros(n, dtype=np.int64)
     sums = np.zeros((4, n), dtype=np.int64)
     best = np.full((4, n), _LAST, dtype=np.int64)  # first event: start, -end, part, position
@@ -118,17 +118,16 @@ _DENSE = 1 << 16
 """Codes up to this many are counted in arrays indexed by code (9 words a code)."""
 
 
-def _sparse_totals(parts: list[Events], n: int) -> list[tuple[int, int, int, int, int, int]]:
+def _sparse_totals(parts: list[Events]) -> list[tuple[int, int, int, int, int, int]]:
     """``group_totals`` where the codes are spread over a range far larger than the
     events (a trace with a huge string table): the keys that occur are numbered
-    densely first, so the per-code arrays stay as small as the rows."""
-    used = np.zeros((n >> 4) + 1, dtype=bool)
-    for p in parts:
-        used[p.code >> 4] = True
-    keys = np.flatnonzero(used)
-    dense = np.cumsum(used) - 1
-    packed = [replace(p, code=dense[p.code >> 4] * 16 + (p.code & 15)) for p in parts]
-    return [(int(keys[code >> 4]) * 16 + (code & 15), count, s0, s1, s2, s3)
+    densely first (one sort of the codes), so the per-code arrays stay as small as
+    the rows.  Numbered exactly: 20,000 python functions among 40,000 events left
+    buckets of 16 codes still sparser than the events, and the call recursed until
+    Python's limit."""
+    keys = np.unique(np.concatenate([p.code for p in parts]))
+    packed = [replace(p, code=np.searchsorted(keys, p.code)) for p in parts]
+    return [(int(keys[code]), count, s0, s1, s2, s3)
             for code, count, s0, s1, s2, s3 in group_totals(packed)]
 
 
