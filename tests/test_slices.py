@@ -245,6 +245,18 @@ def test_names_are_data_in_the_table_and_the_json(capsys, write_trace):
     assert [(r["name"], r["count"], r["total_us"]) for r in rows] == [(NASTY + " kernel", 1, 20.0)]
 
 
+def test_the_table_lists_the_longest_names(capsys, write_trace, monkeypatch):
+    from tui.commands import slices as slices_command
+
+    path = write_trace([op(f"op{i}", 10 * i, i + 1) for i in range(6)])  # op5 the longest
+    monkeypatch.setattr(slices_command, "TABLE_ROWS", 2)
+    code, out, _ = run(capsys, "slices", str(path))
+    assert code == 0 and "op5" in out and "op4" in out and "op3" not in out
+    assert "4 more names with 10 µs in all (the 2 longest shown" in out
+    code, out, _ = run(capsys, "slices", str(path), "--json")
+    assert len(json.loads(out)["rows"]) == 6
+
+
 def test_overlapping_streams_count_once_in_gpu_busy(capsys, write_trace):
     path = write_trace([
         op("outer", 0, 100, ext=1),
