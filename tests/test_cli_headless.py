@@ -110,6 +110,18 @@ def test_stats_json_and_text(capsys, small):
     assert code == 0 and "attn_fwd" in out and "Memcpy HtoD" in out
 
 
+def test_table_text_shows_a_page_unless_limit_asks(capsys, write_trace, monkeypatch):
+    from tui.commands import table as table_command
+
+    path = write_trace([{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1,
+                         "ts": 10 * i, "dur": 1} for i in range(5)])
+    monkeypatch.setattr(table_command, "TABLE_ROWS", 2)
+    code, out, _ = run(capsys, "table", str(path), "--no-cache")
+    assert code == 0 and "(the first 2 of 5 rows shown" in out and "op2" not in out
+    code, out, _ = run(capsys, "table", str(path), "--no-cache", "--limit", "4")
+    assert code == 0 and "op3" in out and "rows shown" not in out
+
+
 def test_stats_text_lists_the_busiest_lanes(capsys, write_trace, monkeypatch):
     from tui.commands import stats as stats_command
 

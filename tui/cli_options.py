@@ -120,7 +120,8 @@ def _table_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
     p.add_argument("--sort", default="self_device_time_total", metavar="KEY", help=SORT_HELP)
     p.add_argument("--limit", type=positive_int, metavar="N",
-                   help="show only the first N rows (torch's row_limit; default: all)")
+                   help="show only the first N rows (torch's row_limit; default: all with "
+                   "--json, the first 1000 as a table)")
     p.add_argument(
         "--python-functions", action="store_true",
         help="count python_function events as torch >= 2.13 does (default: left out, as 2.11)",
