@@ -197,3 +197,33 @@ async def test_tab_into_the_range_table_and_esc_back():
         assert app.focused is timeline and app.pane.model.range is not None
         await pilot.press("M", "tab", "tab", "tab")  # no range: the table takes no focus
         assert app.focused is not table
+
+
+async def test_the_range_table_holds_a_window_of_its_rows(monkeypatch):
+    """A range of many names: the table holds a window of them that follows the cursor,
+    and ⏎ asks for the occurrences of the row under the cursor."""
+    from tui import regions_data
+    from tui.screens.occurrences import OccurrencesScreen
+
+    monkeypatch.setattr(regions_data, "INSTANCE_WINDOW", 4)
+    app = AttnTuiApp([str(NAIVE)], theme="attn-dark")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        app.query_one(Timeline).select_row(_attn_fwd(app.pane.model.trace, 1))
+        await pilot.press("m")
+        await pilot.pause()
+        panel = app.query_one(RangePanel)
+        table = panel.query_one("#range-table")
+        n = len(panel.report.rows)
+        assert n > 6 and table.row_count == 4
+        table.focus()
+        for _ in range(5):
+            await pilot.press("down")
+        await pilot.pause()
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == "5"
+        await pilot.press("enter")
+        for _ in range(40):
+            if isinstance(app.screen, OccurrencesScreen):
+                break
+            await pilot.pause(0.05)
+        assert app.screen.found.name == panel.report.names[5]

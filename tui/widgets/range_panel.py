@@ -18,6 +18,7 @@ from tui.keymap import bindings
 from tui.range_data import COLUMNS, RangeReport, range_report
 from tui.timeline_model import TimelineModel
 from tui.widgets.occurrence_jumps import ShowOccurrences
+from tui.widgets.table_window import RowWindow, row_at_cursor
 
 _LEFT = ("Lane", "Name")
 
@@ -33,6 +34,7 @@ class RangePanel(ReportsErrors, Vertical):
         self.model = model
         self.shown: tuple[int, int] | None = None
         self.report: RangeReport | None = None
+        self._rows = RowWindow()  # the report's rows the table holds
 
     def compose(self) -> ComposeResult:
         yield Static(id="range-headline")
@@ -53,11 +55,38 @@ class RangePanel(ReportsErrors, Vertical):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """⏎ on a row: every occurrence of its name on its kind of lane (a list)."""
         report = self.report
-        if report is not None and 0 <= event.cursor_row < len(report.names):
-            lanes = report.rows[event.cursor_row][0].lower()
+        index = row_at_cursor(event.data_table)
+        if report is not None and index is not None and 0 <= index < len(report.names):
+            lanes = report.rows[index][0].lower()
             origin, shown = self.model.trace.start_ns, self.shown  # ns from the first event
             within = None if shown is None else (origin + shown[0], origin + shown[1])
-            self.post_message(ShowOccurrences(report.names[event.cursor_row], lanes, within))
+            self.post_message(ShowOccurrences(report.names[index], lanes, within))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Near an end of the rows the table holds, hold those around the cursor."""
+        report = self.report
+        if report is None or event.row_key is None or event.row_key.value is None:
+            return
+        index = int(event.row_key.value)
+        if row_at_cursor(event.data_table) == index and self._rows.follows(len(report.rows),
+                                                                           index):
+            self._fill(index)
+
+    def _fill(self, around: int) -> None:
+        """The table holds a window of the report's rows around ``around``
+        (``table_window``: a range over a trace with stacks can hold 20,000 names)."""
+        report = self.report
+        table = self.query_one("#range-table", DataTable)
+        if report is None:
+            table.clear()
+            return
+
+        def add(i: int) -> None:
+            table.add_row(*(Text(cell, justify="left" if title in _LEFT else "right")
+                            for title, cell in zip(COLUMNS, report.rows[i], strict=True)),
+                          key=str(i))
+
+        self._rows.fill(table, len(report.rows), around, add)
 
     def sync(self) -> None:
         """Show the model's range (fold away without one); rebuild only when it changed.
@@ -72,8 +101,4 @@ class RangePanel(ReportsErrors, Vertical):
         self.shown = rng
         self.report = range_report(self.model.trace, rng[0], rng[1])
         self.query_one("#range-headline", Static).update(Text(self.report.headline))
-        table = self.query_one("#range-table", DataTable)
-        table.clear()
-        for row in self.report.rows:
-            table.add_row(*(Text(cell, justify="left" if title in _LEFT else "right")
-                            for title, cell in zip(COLUMNS, row, strict=True)))  # fmt: skip
+        self._fill(0)
