@@ -19,7 +19,7 @@ import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
-from profiling.analysis.kernels_json import instance_heads
+from profiling.analysis.kernels_json import instance_heads, objects
 from profiling.analysis.launch_chain import ATTRIBUTIONS
 from profiling.analysis.listing_chunks import chunks
 from profiling.analysis.regions import RegionInstance
@@ -55,10 +55,10 @@ def kernels_text_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
     combo, header = _combo_cells(analysed, cols, w, width)
     last = np.zeros(cols.rows.shape[0], dtype=np.int64)
     last[cols.ptr[1:][counts > 0] - 1] = 1
-    event_cols = (_objects(["  " + t.rjust(w[0]) for t in number_texts])[number],
-                  _objects([GAP + t.rjust(w[1]) for t in off_texts])[off],
-                  _objects([GAP + t.rjust(w[2]) for t in dur_texts])[dur],
-                  _objects([c + end for c in combo for end in ("\n", "\n\n")])[
+    event_cols = (objects(["  " + t.rjust(w[0]) for t in number_texts])[number],
+                  objects([GAP + t.rjust(w[1]) for t in off_texts])[off],
+                  objects([GAP + t.rjust(w[2]) for t in dur_texts])[dur],
+                  objects([c + end for c in combo for end in ("\n", "\n\n")])[
                       2 * cols.combo + last])
     head_cols = _head_pieces(trace, cols, names, heads, header)
     for chunk in chunks(cols.ptr, per, _H, _E):
@@ -68,12 +68,6 @@ def kernels_text_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
         for j, column in enumerate(event_cols):
             out[chunk.event_at + j] = column[chunk.e0 : chunk.e1]
         yield "".join(out.tolist())
-
-
-def _objects(texts: list[str]) -> np.ndarray:
-    out = np.empty(len(texts), dtype=object)
-    out[:] = texts
-    return out
 
 
 def _combo_cells(analysed: AnalysedTrace, cols: KernelColumns, w: list[int],
@@ -120,20 +114,14 @@ def _head_pieces(trace: Trace, cols: KernelColumns, names: Sequence[str],
     gpus, gpu = ns_texts(heads[:, 3])
     what, which = _launched(trace, cols)
     k = len(names)
-    return [_objects([region[n] + " #" for n in names]),
-            _objects(repr(heads[:, 0].tolist())[1:-1].split(", ") if k else []),
-            _repeat(": starts ", k), _objects(starts)[start], _repeat(", CPU ", k),
-            _objects(cpus)[cpu], _repeat(", GPU ", k), _objects(gpus)[gpu],
-            _objects([t + ("\n\n" + header if t != _NONE else "\n\n") for t in what])[which]]
+    return [objects([region[n] + " #" for n in names]),
+            objects(repr(heads[:, 0].tolist())[1:-1].split(", ") if k else []),
+            objects([": starts "] * k), objects(starts)[start], objects([", CPU "] * k),
+            objects(cpus)[cpu], objects([", GPU "] * k), objects(gpus)[gpu],
+            objects([t + ("\n\n" + header if t != _NONE else "\n\n") for t in what])[which]]
 
 
 _NONE = ", no GPU events launched"
-
-
-def _repeat(text: str, k: int) -> np.ndarray:
-    out = np.empty(k, dtype=object)
-    out[:] = text
-    return out
 
 
 def _launched(trace: Trace, cols: KernelColumns) -> tuple[list[str], np.ndarray]:

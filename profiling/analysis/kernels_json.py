@@ -79,9 +79,9 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
     cols = kernel_columns(analysed, instances)
     pre, post = _event_texts(analysed, cols)
     names, heads = instance_heads(analysed, instances, cols)
-    pre_obj = _objects(pre)
+    pre_obj = objects(pre)
     # An event's closing text: its combination's, then what follows it in its instance.
-    post_obj = _objects([p + tail for p in post for tail in (",\n   ", "\n  ]\n }")])
+    post_obj = objects([p + tail for p in post for tail in (",\n   ", "\n  ]\n }")])
     counts = np.diff(cols.ptr)
     last = np.zeros(cols.rows.shape[0], dtype=np.int64)  # 1: its instance's last event
     last[cols.ptr[1:][counts > 0] - 1] = 1
@@ -93,7 +93,7 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
     yield "\n]"
 
 
-def _objects(texts: list[str]) -> np.ndarray:
+def objects(texts: list[str]) -> np.ndarray:
     """A list of str as a numpy object array (to pick from by index, in C)."""
     out = np.empty(len(texts), dtype=object)
     out[:] = texts
@@ -109,7 +109,7 @@ writes exactly its decimal digits (the shortest text that reads back as that flo
 def _fractions(suffix: str) -> np.ndarray:
     """``repr``'s text after the integer part of ``n / 1000.0`` for each ``n % 1000``
     (``.0``, ``.001``, ``.25`` ...), with ``suffix`` after it."""
-    return _objects([("." + f"{r:03d}".rstrip("0") if r else ".0") + suffix
+    return objects([("." + f"{r:03d}".rstrip("0") if r else ".0") + suffix
                      for r in range(1000)])
 
 
@@ -122,7 +122,7 @@ text saved per column, for a table of at most 65,536 short strings made once."""
 @functools.cache
 def _int_texts(size: int) -> np.ndarray:
     """``str(i)`` for ``i`` in ``range(size)``, as an object array to pick from."""
-    return _objects([str(i) for i in range(size)])
+    return objects([str(i) for i in range(size)])
 
 
 def _us_pieces(ns: np.ndarray, suffix: str) -> tuple[list[str] | np.ndarray, np.ndarray]:
