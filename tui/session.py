@@ -23,7 +23,7 @@ from profiling.trace import load_trace
 from profiling.trace.model import Trace
 from tui.file_watch import FileState
 from tui.links import LinkLookup
-from tui.ops_table import Totals
+from tui.ops_table import PreparedOps, Totals, prepared_ops
 from tui.regions_data import Region, region_list
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ class Session:
     ops: list[dict[str, Any]] | None = None
     ops_totals: Totals | None = None
     ops_error: str = ""
+    prepared_ops: PreparedOps | None = None  # the Ops view's rows, columns' widths
     analysed: bool = False  # regions and ops are set (read them only once this is True)
     file_state: FileState | None = None  # the file as it was when loading began
     timeline: TimelineModel | None = None  # made on the loading thread (tui.first_screen)
@@ -78,6 +79,7 @@ class Session:
         report("op table", 0.4)
         try:
             self.ops, self.ops_totals = key_averages(self.analysis)
+            self.prepared_ops = prepared_ops(self.ops, self.ops_totals)
         except Exception as exc:  # noqa: BLE001 - shown in the ops view
             self.ops_error = error_line(exc)
         report("done", 1.0)

@@ -19,16 +19,17 @@ from tui.ops_table import (
     COLUMN_KEYS,
     COLUMNS,
     DEFAULT_SORT,
+    PreparedOps,
     QueryError,
-    Totals,
     cell,
     filter_rows,
     layout,
-    prepare,
+    prepared_ops,
     sort_rows,
 )
 from tui.themes import COPY_STYLE
 from tui.widgets.occurrence_jumps import ShowOccurrences
+from tui.widgets.table_window import RowWindow, row_at_cursor
 
 SCROLLBAR = 2
 """Cells the table's vertical scrollbar takes from its width."""
@@ -47,21 +48,18 @@ class OpsView(ReportsErrors, Vertical):
     """The op table: the columns that fit the window first (name, device, the
     sorted column, # of Calls always), the rest past its edge (scroll with ←/→);
     the name filter applies each valid pattern and shows a broken one's error
-    in one line under it."""
+    in one line under it.  The table holds a window of the shown rows around the
+    cursor (``table_window``): a trace can name 20,000 ops, and filling the table
+    with all of them took 4 s, again at every sort, filter key and resize."""
 
     BINDINGS = bindings("ops")  # every key: tui/keymap.py
 
-    def __init__(
-        self,
-        rows: list[dict[str, Any]] | None,
-        totals: Totals | None = None,
-        error: str = "",
-        **kwargs,
-    ) -> None:
+    def __init__(self, ops: PreparedOps | None = None, error: str = "", **kwargs) -> None:
         super().__init__(**kwargs)
         self.error = error
-        self.totals = totals or Totals(0.0, 0.0)  # no analysis: no rows either
-        self.all_rows = prepare(rows or [], self.totals)
+        ops = ops or prepared_ops(None, None)  # no analysis: no rows
+        self.totals = ops.totals
+        self.all_rows = ops.rows
         self.sort_key = DEFAULT_SORT
         self.descending = True
         self.filter_text = ""  # the last valid filter (the one applied)
@@ -70,12 +68,9 @@ class OpsView(ReportsErrors, Vertical):
         self.columns = COLUMNS
         self.name_width = 24
         self._width = 0
-        self._cell_widths = {
-            c.key: max([len(cell(r, c)) for r in self.all_rows], default=0)
-            for c in COLUMNS
-            if c.key != "key"
-        }  # over every row, not the filtered ones: filtering does not move columns
-        self._longest = max([len(r["key"]) for r in self.all_rows], default=0)
+        self._cell_widths = ops.widths  # over every row: filtering does not move columns
+        self._longest = ops.longest
+        self._rows = RowWindow()  # the shown rows the table holds
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter ops by name (f); re:<regex> for a regex", id="ops-filter")
@@ -105,12 +100,13 @@ class OpsView(ReportsErrors, Vertical):
 
     def on_resize(self, event: events.Resize) -> None:
         if self.app.size.width != self._width:
-            self.refill()
+            self.refill(row_at_cursor(self.table) or 0)
 
     def focus_view(self) -> None:
         self.table.focus()
 
-    def refill(self) -> None:
+    def refill(self, around: int = 0) -> None:
+        """Filter, sort and lay out the rows again; the cursor on shown row ``around``."""
         self.shown = sort_rows(
             filter_rows(self.all_rows, self.filter_text), self.sort_key, self.descending
         )
@@ -130,13 +126,21 @@ class OpsView(ReportsErrors, Vertical):
             title = Text(col.title + mark, justify="left" if col.kind == "str" else "right")
             width = self.name_width if col.key == "key" else widths[col.key]
             table.add_column(title, key=col.key, width=width)
-        for i, row in enumerate(self.shown):
-            table.add_row(*self._cells(row), key=str(i))
+        self._fill(around)
         table.border_title = (
             f"Ops ({len(self.shown)} of {len(self.all_rows)}) sorted by "
             f"{BY_KEY[self.sort_key].title}"
             + (f" · {more_columns(len(plan.overflow))}" if plan.overflow else "")
         )
+
+    def _fill(self, around: int) -> None:
+        """The table holds the shown rows of the window around ``around``."""
+        table = self.table
+
+        def add(i: int) -> None:
+            table.add_row(*self._cells(self.shown[i]), key=str(i))
+
+        self._rows.fill(table, len(self.shown), around, add)
 
     def _cells(self, row: dict[str, Any]) -> list[Text]:
         cells = []
@@ -154,15 +158,21 @@ class OpsView(ReportsErrors, Vertical):
         return cells
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The full name of the row under the cursor below the table; near an end of
+        the rows the table holds, hold those around the cursor."""
         label = self.query_one("#ops-name", Static)
-        i = event.cursor_row
-        if 0 <= i < len(self.shown):
-            row = self.shown[i]
-            text = Text(f"{row['device_type']}: ", style="bold")
-            text.append(visible(row["key"]))
-            label.update(text)
-        else:
+        i = row_at_cursor(event.data_table)
+        if i is None or not 0 <= i < len(self.shown):
             label.update("")
+            return
+        if event.row_key.value != str(i):
+            return  # from before the window moved: the cursor is elsewhere now
+        row = self.shown[i]
+        text = Text(f"{row['device_type']}: ", style="bold")
+        text.append(visible(row["key"]))
+        label.update(text)
+        if self._rows.follows(len(self.shown), i):
+            self._fill(i)
 
     def sort_by(self, key: str, descending: bool | None = None) -> None:
         if descending is None:
@@ -216,8 +226,9 @@ class OpsView(ReportsErrors, Vertical):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """⏎ on a row: every occurrence of the op on the timeline (a list)."""
-        if 0 <= event.cursor_row < len(self.shown):
-            row = self.shown[event.cursor_row]
+        i = row_at_cursor(event.data_table)
+        if i is not None and 0 <= i < len(self.shown):
+            row = self.shown[i]
             lanes = "cpu" if row["device_type"] == "CPU" else "gpu"
             self.post_message(ShowOccurrences(row["key"], lanes))
 

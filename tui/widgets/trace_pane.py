@@ -259,7 +259,7 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, AwaitsRestOfJob, Ve
             return RanksView(session, id="ranks")
         if view == "findings":
             return FindingsView(session.trace, session.links, id="findings")
-        return OpsView(session.ops, session.ops_totals, session.ops_error, id="ops")
+        return OpsView(session.prepared_ops, session.ops_error, id="ops")
 
     def show_view(self, view: str) -> None:
         """Switch to ``view``; the regions and ops views are built the first time
