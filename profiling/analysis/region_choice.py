@@ -63,14 +63,15 @@ def chosen_instances(analysis: AnalysedTrace,
     key (``analysed.batch_key``) are found again on reopen."""
     regions = analysis.regions
     if isinstance(regions, StoredRegions):
-        parts = [regions.positions(name) for name in names]
-        if parts and all(p.shape[0] for p in parts):
-            at = np.concatenate(parts)
+        at, missing = regions.positions_of(names)
+        if names and not missing:
             table = regions.table[at]
             order = np.lexsort((table[:, INSTANCE_COL["row"]],
                                 table[:, INSTANCE_COL["start_ns"]]))  # stable
             return InstanceRange(regions, at[order])
-    selected = [i for name in names for i in analysis.instances(name)]
+    # one pass over the regions for every name; the rest (attention ops) one by one
+    selected, missing = regions.select_all(names)
+    selected += [i for name in names if name in missing for i in analysis.instances(name)]
     return sorted(selected, key=lambda i: (i.start_ns, i.row))
 
 

@@ -104,6 +104,21 @@ class StoredRegions(Regions):
             return np.zeros(0, dtype=np.int64)
         return np.flatnonzero(hit[self._code])
 
+    def positions_of(self, names: Sequence[str]) -> tuple[np.ndarray, set[str]]:
+        """Table rows of the instances of any of ``names``, in order, from one pass over
+        the distinct names, and the names that matched none (``Regions.select_all``)."""
+        wanted, matched = set(names), set()
+        hit = np.zeros(len(self._names), dtype=bool)
+        for j, (n, g) in enumerate(zip(self._names, self._groups, strict=True)):
+            if g in wanted or n in wanted:
+                hit[j] = True
+                matched.update({g, n} & wanted)
+        return np.flatnonzero(hit[self._code]), wanted - matched
+
+    def select_all(self, names: Sequence[str]) -> tuple[list[RegionInstance], set[str]]:
+        at, missing = self.positions_of(names)
+        return self._objects(at), missing
+
     def names(self) -> list[str]:
         """Group keys in order of first appearance (``ProfilerStep*`` once)."""
         order = np.argsort(self._first, kind="stable")

@@ -20,6 +20,10 @@ from typing import Any
 
 from profiling.errors import AttnTuiError
 
+HINT_NAMES = 12
+"""Region names a "no region named" error suggests: its one line stays a line when a
+server's trace names each of 20,000 requests."""
+
 
 def run(args: argparse.Namespace) -> int:
     from tui.loading import analysed_for_command
@@ -34,8 +38,10 @@ def run(args: argparse.Namespace) -> int:
         selected = _select(analysis, args.region)
         if not selected:
             names = analysis.regions.names()
-            hint = ("regions in this trace: " + ", ".join(names) if names
-                    else "this trace has no record_function regions")
+            more = len(names) - HINT_NAMES
+            hint = ("regions in this trace: " + ", ".join(names[:HINT_NAMES])
+                    + (f" and {more} more (attn-tui stats lists them)" if more > 0 else "")
+                    if names else "this trace has no record_function regions")
             raise AttnTuiError(f"no region named {args.region!r}", args.path, hint)
     if args.instance is not None:
         chosen = [i for i in selected if i.index == args.instance]
