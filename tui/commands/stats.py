@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -32,12 +33,31 @@ LANE_ROWS = 200
 (5,000 lanes took 2.4 s of table layout); the busiest are shown, in trace order."""
 
 
-def busiest(lanes: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """The ``limit`` lanes with the most events, in their own order."""
-    if len(lanes) <= limit:
-        return lanes
-    keep = sorted(range(len(lanes)), key=lambda i: (-lanes[i]["events"], i))[:limit]
-    return [lanes[i] for i in sorted(keep)]
+REGION_ROWS = 200
+"""Regions the table lists: a server's trace can name each request (20,000 names took
+10 s of table layout); those with the most CPU time are shown, in the trace's order."""
+NAMES_IN_CELL = 8
+"""Launchers and regions named in one cell of the copies table (then ``+N more``)."""
+
+
+def busiest(rows: list[dict[str, Any]], limit: int,
+            weight: Callable[[dict[str, Any]], float] = lambda r: r["events"],
+            ) -> list[dict[str, Any]]:
+    """The ``limit`` rows of the most ``weight`` (a lane's events), in their own order."""
+    if len(rows) <= limit:
+        return rows
+    keep = sorted(range(len(rows)), key=lambda i: (-weight(rows[i]), i))[:limit]
+    return [rows[i] for i in sorted(keep)]
+
+
+def _cpu_total(region: dict[str, Any]) -> float:
+    return region["instances"] * region["cpu_time_avg_us"]
+
+
+def _some(names: list[str]) -> str:
+    """The first ``NAMES_IN_CELL`` names, and how many more."""
+    more = len(names) - NAMES_IN_CELL
+    return ", ".join(names[:NAMES_IN_CELL]) + (f" (+{more} more)" if more > 0 else "")
 
 
 def _print(stats: dict[str, Any]) -> None:
@@ -81,23 +101,7 @@ def _print(stats: dict[str, Any]) -> None:
         console.print(Text(f"{rest} more lanes with {events} events (the {len(shown)} busiest "
                            "shown; --json lists every lane)"))
 
-    if stats["regions"]:
-        regions = Table(title="regions", title_justify="left", box=box.SIMPLE_HEAD)
-        regions.add_column("name", no_wrap=True, overflow="ellipsis", max_width=60)
-        for header in ("instances", "CPU avg", "GPU avg", "kernels/inst", "memcpy/inst",
-                       "memset/inst"):
-            regions.add_column(header, justify="right", no_wrap=True)
-        for name, r in stats["regions"].items():
-            regions.add_row(
-                Text(visible(name)), Text(str(r["instances"])),
-                Text(fmt_time(r["cpu_time_avg_us"], "us")),
-                Text(fmt_time(r["device_time_avg_us"], "us")),
-                Text(f"{r['kernels_per_instance']:g}"), Text(f"{r['memcpy_per_instance']:g}"),
-                Text(f"{r['memset_per_instance']:g}"),
-            )
-        console.print(regions)
-    else:
-        console.print(Text("no record_function regions in this trace"))
+    _print_regions(console, stats["regions"])
 
     if stats["copies"]:
         copies = Table(title="copies and fills", title_justify="left", box=box.SIMPLE_HEAD)
@@ -109,9 +113,43 @@ def _print(stats: dict[str, Any]) -> None:
         for name, c in stats["copies"].items():
             copies.add_row(Text(visible(name)), Text(str(c["count"])),
                            Text(fmt_time(c["total_us"], "us")),
-                           Text(visible(", ".join(c["launched_by"]))),
-                           Text(visible(", ".join(c["regions"]))))
+                           Text(visible(_some(c["launched_by"]))),
+                           Text(visible(_some(c["regions"]))))
         console.print(copies)
 
     for warning in stats["warnings"]:
         console.print(Text("warning: " + visible(warning)))
+
+
+def _print_regions(console: Any, found: dict[str, dict[str, Any]]) -> None:
+    """The regions table: those with the most CPU time (``REGION_ROWS``), and how many
+    more there are."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from tui.fmt import fmt_time
+    from tui.names import visible
+
+    if not found:
+        console.print(Text("no record_function regions in this trace"))
+        return
+    regions = Table(title="regions", title_justify="left", box=box.SIMPLE_HEAD)
+    regions.add_column("name", no_wrap=True, overflow="ellipsis", max_width=60)
+    for header in ("instances", "CPU avg", "GPU avg", "kernels/inst", "memcpy/inst",
+                   "memset/inst"):
+        regions.add_column(header, justify="right", no_wrap=True)
+    listed = [{"name": n, **r} for n, r in found.items()]
+    shown = busiest(listed, REGION_ROWS, _cpu_total)
+    for r in shown:
+        regions.add_row(
+            Text(visible(r["name"])), Text(str(r["instances"])),
+            Text(fmt_time(r["cpu_time_avg_us"], "us")),
+            Text(fmt_time(r["device_time_avg_us"], "us")),
+            Text(f"{r['kernels_per_instance']:g}"), Text(f"{r['memcpy_per_instance']:g}"),
+            Text(f"{r['memset_per_instance']:g}"),
+        )
+    console.print(regions)
+    if len(shown) < len(listed):
+        console.print(Text(f"{len(listed) - len(shown)} more regions (the {len(shown)} with "
+                           "the most CPU time shown; --json lists every region)"))
