@@ -68,6 +68,34 @@ async def test_query_runs_and_enter_jumps_to_the_event() -> None:
         assert pane.model is not None and pane.model.selected == row
 
 
+async def test_a_long_answer_is_held_as_a_window_that_follows_the_cursor(monkeypatch) -> None:
+    """The table holds a window of the answer's rows; ⏎ jumps to the row under the
+    cursor once the window has moved."""
+    from tui import regions_data
+
+    monkeypatch.setattr(regions_data, "INSTANCE_WINDOW", 4)
+    app = AttnTuiApp(PATHS[:1], theme="attn-dark")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
+        view = app.query_one(QueryView)
+        await run_query(pilot, view, "SELECT row, name FROM events ORDER BY row LIMIT 12")
+        table = view.query_one(DataTable)
+        assert view.answer is not None and len(view.answer.rows) == 12 and table.row_count == 4
+        table.focus()
+        for _ in range(6):
+            await pilot.press("down")
+        await pilot.pause()
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == "6"
+        row = view.answer.rows[6][0]
+        await pilot.press("enter")
+        await wait_until(
+            pilot, lambda: app.pane is not None and app.pane.view == "timeline", "the timeline"
+        )
+        assert app.pane.model is not None and app.pane.model.selected == row
+
+
 async def test_query_error_is_one_line_and_the_view_goes_on() -> None:
     app = AttnTuiApp(PATHS[1:], theme="attn-dark")
     async with app.run_test(size=(120, 30)) as pilot:

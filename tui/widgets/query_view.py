@@ -28,6 +28,7 @@ from tui.names import clip
 from tui.query_data import EXAMPLE, Answer, History, QueryFiles, extra_missing, jump_target
 from tui.session import error_line
 from tui.sql_cells import cell_text, is_numeric
+from tui.widgets.table_window import RowWindow, row_at_cursor
 
 CELL_WIDTH = 60
 """A cell longer than this is clipped (kernel names run to thousands of characters)."""
@@ -91,6 +92,8 @@ class QueryView(ReportsErrors, Vertical):
         self._worker: Worker | None = None
         self._panes: list[Any] = []
         self._started = 0.0
+        self._rows = RowWindow()  # the answer's rows the table holds
+        self._numeric: list[bool] = []  # per column: right-aligned
 
     def compose(self) -> ComposeResult:
         yield QueryInput(EXAMPLE, placeholder="SELECT ... FROM events ...", id="query-input")
@@ -177,13 +180,8 @@ class QueryView(ReportsErrors, Vertical):
             table.add_column(
                 Text(clip(cell_text(name), CELL_WIDTH), justify="right" if right else "left")
             )
-        for row in answer.rows:
-            table.add_row(
-                *[
-                    Text(clip(cell_text(v), CELL_WIDTH), justify="right" if right else "left")
-                    for v, right in zip(row, numeric, strict=True)
-                ]
-            )
+        self._numeric = numeric
+        self._fill(0)
         n = len(answer.rows)
         text = Text(f"{n}{'+' if answer.more else ''} row{'s' if n != 1 else ''}", style="bold")
         text.append(f" in {fmt_ns((time.monotonic() - self._started) * 1e9)}")
@@ -194,6 +192,33 @@ class QueryView(ReportsErrors, Vertical):
         self._status(text)
         if n:
             table.focus()
+
+    def _fill(self, around: int) -> None:
+        """The table holds a window of the answer's rows around ``around``
+        (``table_window``: 5,000 rows took seconds on the UI thread)."""
+        answer, table, numeric = self.answer, self.table, self._numeric
+        if answer is None:
+            return
+
+        def add(i: int) -> None:
+            table.add_row(
+                *[
+                    Text(clip(cell_text(v), CELL_WIDTH), justify="right" if right else "left")
+                    for v, right in zip(answer.rows[i], numeric, strict=True)
+                ],
+                key=str(i),
+            )
+
+        self._rows.fill(table, len(answer.rows), around, add)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Near an end of the rows the table holds, hold those around the cursor."""
+        answer = self.answer
+        index = row_at_cursor(event.data_table)
+        if answer is None or index is None or event.row_key.value != str(index):
+            return  # none, or from before the window moved
+        if self._rows.follows(len(answer.rows), index):
+            self._fill(index)
 
     # ---- actions ----
 
@@ -206,7 +231,9 @@ class QueryView(ReportsErrors, Vertical):
         answer = self.answer
         if answer is None:
             return
-        target = jump_target(answer, self.table.cursor_row, self.files.labels, self.files.files)
+        index = row_at_cursor(self.table)
+        target = None if index is None else jump_target(answer, index, self.files.labels,
+                                                          self.files.files)
         if target is None:
             self.notify(
                 "⏎ jumps from a row with a row column (and a trace column when "
