@@ -29,6 +29,7 @@ values = st.one_of(st.sampled_from(EDGES), st.floats(allow_nan=True, allow_infin
 @given(st.lists(values, min_size=1, max_size=40))
 @example([0.5, 999_999.0, 2e6])  # the widest is in the middle band: neither extreme
 @example([-5.0, 7.0, 1500.0])  # a sign is a cell
+@example([0.0, -0.0])  # so is the sign of a negative zero
 def test_widest_cell_is_the_widest_of_every_row(xs):
     for column in COLUMNS:
         if column.kind == "str":

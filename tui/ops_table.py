@@ -196,22 +196,24 @@ def widest_cell(rows: list[dict[str, Any]], column: Column) -> int:
     """``max(len(cell(r, column)) for r in rows)``, formatting a few rows only.
 
     WHY: formatting every cell of every column took 0.44 s for 20,000 ops.  Within
-    one unit band (torch's us, ms, s for times; one band for the rest) a number's
-    text only widens with its magnitude, and a sign adds a cell: the widest text
-    is that of the smallest or the largest value of some band (a value that is not
-    finite is written ``-`` or as itself: it is a pick of its own)."""
-    if column.kind == "str" or not rows:
+    one unit band (torch's us, ms, s for times; one band for percentages) and one
+    sign (``-0.0`` included), a number's text only widens with its magnitude: the
+    widest text is that of the largest magnitude of some band and sign.  Values
+    that are not finite are bands of their own (``-``, ``inf``, ``nan``)."""
+    if column.kind in ("str", "int") or not rows:  # str() of each: exact and cheap
         return max((len(cell(r, column)) for r in rows), default=0)
     values = np.array([r[column.key] for r in rows], dtype=np.float64)
     finite = np.isfinite(values)
-    band = np.where(finite, 0, -1)
+    magnitude = np.where(finite, np.abs(values), 0.0)
+    band = np.zeros(values.shape[0], dtype=np.int64)
     if column.kind == "us":
-        band[finite] = np.digitize(np.abs(values[finite]), [1e3, 1e6])
-    picks: list[int] = []
-    for b in np.unique(band).tolist():
-        at = np.flatnonzero(band == b)
-        picks += [int(at[0])] if b < 0 else [int(at[np.argmin(values[at])]),
-                                             int(at[np.argmax(values[at])])]
+        band[finite] = np.digitize(magnitude[finite], [1e3, 1e6])
+    band[~finite] = 3 + np.isnan(values[~finite])
+    group = 2 * band + np.signbit(values)
+    picks = []
+    for g in np.unique(group).tolist():
+        at = np.flatnonzero(group == g)
+        picks.append(int(at[np.argmax(magnitude[at])]))
     return max(len(cell(rows[i], column)) for i in picks)
 
 
