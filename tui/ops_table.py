@@ -203,7 +203,8 @@ def widest_cell(rows: list[dict[str, Any]], column: Column) -> int:
     if column.kind in ("str", "int") or not rows:  # str() of each: exact and cheap
         return max((len(cell(r, column)) for r in rows), default=0)
     values = np.array([r[column.key] for r in rows], dtype=np.float64)
-    finite = np.isfinite(values)
+    with np.errstate(over="ignore"):  # a time is written from ns: past 1.8e305 us, "-"
+        finite = np.isfinite(values * 1000.0 if column.kind == "us" else values)
     magnitude = np.where(finite, np.abs(values), 0.0)
     band = np.zeros(values.shape[0], dtype=np.int64)
     if column.kind == "us":
