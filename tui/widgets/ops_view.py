@@ -71,6 +71,9 @@ class OpsView(ReportsErrors, Vertical):
         self._cell_widths = ops.widths  # over every row: filtering does not move columns
         self._longest = ops.longest
         self._rows = RowWindow()  # the shown rows the table holds
+        # every row in each order asked for so far (sort key, descending): a sort or a
+        # resize without a filter does not sort 20,000 rows again
+        self._orders = {(DEFAULT_SORT, True): ops.first_order}
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter ops by name (f); re:<regex> for a regex", id="ops-filter")
@@ -107,9 +110,13 @@ class OpsView(ReportsErrors, Vertical):
 
     def refill(self, around: int = 0) -> None:
         """Filter, sort and lay out the rows again; the cursor on shown row ``around``."""
-        self.shown = sort_rows(
-            filter_rows(self.all_rows, self.filter_text), self.sort_key, self.descending
-        )
+        order = (self.sort_key, self.descending)
+        if self.filter_text.strip():
+            self.shown = sort_rows(filter_rows(self.all_rows, self.filter_text), *order)
+        else:
+            if order not in self._orders:
+                self._orders[order] = sort_rows(self.all_rows, *order)
+            self.shown = self._orders[order]
         self._width = self.app.size.width
         widths = {  # the sorted column's title gains an arrow (2 cells)
             k: max(w, len(BY_KEY[k].title) + (2 if k == self.sort_key else 0))
