@@ -111,3 +111,9 @@ async def test_the_regions_table_holds_a_window_of_the_names(write_trace, monkey
         assert names.coordinate_to_cell_key((names.cursor_row, 0)).row_key.value == "7"
         assert view.current_region is view.regions[7]
         assert view.current_region.name == "request_0007"
+        await pilot.press("ctrl+end")  # the last region, past the window
+        await pilot.pause()
+        assert view.current_region is view.regions[-1] and names.row_count == 4
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        assert view.current_region is view.regions[0]

@@ -68,6 +68,16 @@ async def test_the_ops_table_holds_a_window_of_its_rows(monkeypatch):
         assert app.screen.found.name == view.shown[5]["key"]
         await pilot.press("escape")
         await pilot.pause()
+        table.focus()
+        await pilot.press("ctrl+end")  # the list's last row, not the window's
+        await pilot.pause()
+        last = str(len(view.shown) - 1)
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == last
+        assert table.row_count == 4 and view.shown[-1]["key"] in str(
+            app.query_one("#ops-name").render())
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        assert table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value == "0"
         view.sort_by("count")  # a sort: the window starts again at the first row
         await pilot.pause()
         assert table.row_count == 4

@@ -1,12 +1,11 @@
 """Every key the app answers to, in one place (pure: Textual is imported lazily).
 
-Each ``Key`` says which keys, in which view, run which action, with a short
-title (footer, palette) and a sentence (help, README).  From this one table come
-the ``BINDINGS`` of the app and of each view (``bindings``), the help screen,
-the command palette's entries (``palette_entries``) and the README's key map
-(``markdown``; ``python -m tui.keymap --markdown`` prints it, ``--update
-README.md`` rewrites the block between ``<!-- keymap -->`` markers, and a test
-fails when the README and this table differ).
+Each ``Key`` says which keys, in which view, run which action, with a short title
+(footer, palette) and a sentence (help, README).  From this one table come the ``BINDINGS``
+of the app and of each view (``bindings``), the help screen, the command palette's entries
+(``palette_entries``) and the README's key map (``markdown``; ``python -m tui.keymap
+--markdown`` prints it, ``--update README.md`` rewrites the block between ``<!-- keymap -->``
+markers, and a test fails when the README and this table differ).
 """
 
 from __future__ import annotations
@@ -218,6 +217,7 @@ _OCCURRENCES = (
 
 _REGIONS = (
     Key("regions", "↑ / ↓", "move in the focused table"),
+    Key("regions", "^home / ^end", "ctrl+home / ctrl+end: first / last row of the whole list"),
     Key("regions", "⏎", "region -> its instances -> their GPU events\n(the full name below); "
         "on a GPU event: its occurrences"),
     Key("regions", "▁▃█", "GPU time of each instance, in order (height from zero)"),
@@ -239,6 +239,7 @@ _OPS = (
     Key("ops", "⏎ / esc", "from the filter back to the table (the filter stays)",
         "escape", "focus_table", "Back to the table", palette=False),
     Key("ops", "← / →", "scroll sideways: the columns past the window's edge"),
+    Key("ops", "^home / ^end", "ctrl+home / ctrl+end: first / last op of the whole list"),
     Key("ops", "Device", "CPU or CUDA: torch lists an op once per device it ran on"),
     Key("ops", "Self CUDA %", "share of torch's Self CUDA total, which leaves out GPU\n"
         "annotations: so an annotation row (attn_fwd on CUDA)\ncan pass 100%"),

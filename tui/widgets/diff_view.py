@@ -43,7 +43,7 @@ from tui.session import error_line
 from tui.widgets.compare_view import PaneLike
 from tui.widgets.diff_lanes import DiffLanes
 from tui.widgets.regions_view import RegionsView
-from tui.widgets.table_window import RowWindow, row_at_cursor
+from tui.widgets.table_window import RowWindow, WindowTable, row_at_cursor
 
 DiffKey = tuple[int, str | None, int | None, int | None]  # other file, region, A's, B's instance
 COLUMNS = ("op", "kernel", "A", "B", "Δ B−A", "launched by")
@@ -83,7 +83,7 @@ class DiffView(ReportsErrors, Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="diff-status")
         yield DiffLanes(id="diff-lanes")
-        yield DataTable(id="diff-table", cursor_type="row", zebra_stripes=True)
+        yield WindowTable(self._rows, id="diff-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="diff-row")
         yield Static(id="diff-totals")
 
@@ -170,7 +170,7 @@ class DiffView(ReportsErrors, Vertical):
         lanes = self.query_one(DiffLanes)
         table = self.table
         table.clear()
-        self._rows = RowWindow()
+        self._rows.reset()
         totals = self.query_one("#diff-totals", Static)
         if not isinstance(found, DiffData):
             self.state = "error"

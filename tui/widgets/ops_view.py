@@ -29,7 +29,7 @@ from tui.ops_table import (
 )
 from tui.themes import COPY_STYLE
 from tui.widgets.occurrence_jumps import ShowOccurrences
-from tui.widgets.table_window import RowWindow, row_at_cursor
+from tui.widgets.table_window import RowWindow, WindowTable, row_at_cursor
 
 SCROLLBAR = 2
 """Cells the table's vertical scrollbar takes from its width."""
@@ -78,7 +78,7 @@ class OpsView(ReportsErrors, Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter ops by name (f); re:<regex> for a regex", id="ops-filter")
         yield Static(id="ops-filter-error")
-        yield DataTable(id="ops-table", cursor_type="row", zebra_stripes=True)
+        yield WindowTable(self._rows, id="ops-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="ops-name")
         yield Static(id="ops-footer")
 

@@ -28,7 +28,7 @@ from tui.names import clip
 from tui.query_data import EXAMPLE, Answer, History, QueryFiles, extra_missing, jump_target
 from tui.session import error_line
 from tui.sql_cells import cell_text, is_numeric
-from tui.widgets.table_window import RowWindow, row_at_cursor
+from tui.widgets.table_window import RowWindow, WindowTable, row_at_cursor
 
 CELL_WIDTH = 60
 """A cell longer than this is clipped (kernel names run to thousands of characters)."""
@@ -98,7 +98,7 @@ class QueryView(ReportsErrors, Vertical):
     def compose(self) -> ComposeResult:
         yield QueryInput(EXAMPLE, placeholder="SELECT ... FROM events ...", id="query-input")
         yield Static(id="query-status")
-        yield DataTable(id="query-table", cursor_type="row", zebra_stripes=True)
+        yield WindowTable(self._rows, id="query-table", cursor_type="row", zebra_stripes=True)
 
     @property
     def table(self) -> DataTable:

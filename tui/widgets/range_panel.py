@@ -18,7 +18,7 @@ from tui.keymap import bindings
 from tui.range_data import COLUMNS, RangeReport, range_report
 from tui.timeline_model import TimelineModel
 from tui.widgets.occurrence_jumps import ShowOccurrences
-from tui.widgets.table_window import RowWindow, row_at_cursor
+from tui.widgets.table_window import RowWindow, WindowTable, row_at_cursor
 
 _LEFT = ("Lane", "Name")
 
@@ -38,7 +38,8 @@ class RangePanel(ReportsErrors, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="range-headline")
-        table: DataTable = DataTable(id="range-table", cursor_type="row", zebra_stripes=True)
+        table: DataTable = WindowTable(self._rows, id="range-table", cursor_type="row",
+                                       zebra_stripes=True)
         for title in COLUMNS:
             table.add_column(Text(title, justify="left" if title in _LEFT else "right"), key=title)
         yield table

@@ -29,7 +29,7 @@ from tui.regions_data import (
 from tui.themes import COPY_STYLE
 from tui.widgets.occurrence_jumps import ShowOccurrences
 from tui.widgets.table_focus import RemembersTableFocus
-from tui.widgets.table_window import RowWindow, row_at_cursor
+from tui.widgets.table_window import RowWindow, WindowTable, row_at_cursor
 
 
 def _num(text: str) -> Text:
@@ -71,9 +71,9 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         self._last_focus = "region-names"
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="region-names", cursor_type="row")
-        yield DataTable(id="region-instances", cursor_type="row")
-        yield DataTable(id="region-kernels", cursor_type="row")
+        yield WindowTable(self._name_rows, id="region-names", cursor_type="row")
+        yield WindowTable(self._instance_rows, id="region-instances", cursor_type="row")
+        yield WindowTable(self._kernel_rows, id="region-kernels", cursor_type="row")
         yield Static(id="kernel-name")
 
     @property

@@ -5,12 +5,14 @@ instances, the 296,478 GPU events of an annotation around a whole run, or the
 109,582 aligned rows of two such runs froze the app for seconds to minutes.  The
 table holds ``window_of`` rows (``INSTANCE_WINDOW``) around the cursor instead,
 each keyed by its index in the whole list, and is refilled around the cursor when
-it comes near an end of the window that is not the list's (``needs_move``).
+it comes near an end of the window that is not the list's (``needs_move``);
+``WindowTable``'s ctrl+home and ctrl+end go to the list's ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
@@ -32,11 +34,13 @@ class RowWindow:
 
     def __init__(self) -> None:
         self.lo = self.hi = 0
+        self._last: tuple[DataTable, int, Callable[[int], None]] | None = None
 
     def fill(self, table: DataTable, n: int, around: int,
              add_row: Callable[[int], None]) -> None:
         """Clear the table and add the rows of the window around ``around`` (each with
         ``add_row(i)``, which must key it ``str(i)``), the cursor on ``around``."""
+        self._last = (table, n, add_row)
         self.lo, self.hi = window_of(n, around)
         table.clear()
         for i in range(self.lo, self.hi):
@@ -44,6 +48,41 @@ class RowWindow:
         if around > self.lo:
             table.move_cursor(row=around - self.lo, animate=False)
 
+    def reset(self) -> None:
+        """The table holds nothing now (it was cleared)."""
+        self.lo = self.hi = 0
+        self._last = None
+
+    def jump(self, index: int) -> bool:
+        """Hold the window around row ``index`` of the list last filled (-1: its last
+        row), the cursor on it; False, doing nothing, when the window already holds
+        that row (the table's own move reaches it) or nothing was filled."""
+        if self._last is None:
+            return False
+        table, n, add_row = self._last
+        index = n - 1 if index < 0 else index
+        if not 0 <= index < n or self.lo <= index < self.hi:
+            return False
+        self.fill(table, n, index, add_row)
+        return True
+
     def follows(self, n: int, index: int) -> bool:
         """Whether the cursor at ``index`` asks for a refill around it."""
         return needs_move(self.lo, self.hi, n, index)
+
+
+class WindowTable(DataTable):
+    """A table whose rows are a window of a longer list (``RowWindow``): ctrl+home and
+    ctrl+end reach the list's first and last rows, not the window's."""
+
+    def __init__(self, window: RowWindow, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.window = window
+
+    def action_scroll_top(self) -> None:
+        if not self.window.jump(0):
+            super().action_scroll_top()
+
+    def action_scroll_bottom(self) -> None:
+        if not self.window.jump(-1):
+            super().action_scroll_bottom()
