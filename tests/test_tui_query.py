@@ -25,6 +25,13 @@ PATHS = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "sdpa_flash")]
 
 
 
+async def open_query(pilot, app: AttnTuiApp) -> QueryView:
+    """Press 6 and wait for the Query tab (added the first time)."""
+    await pilot.press("6")
+    await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
+    return app.query_one(QueryView)
+
+
 async def run_query(pilot, view: QueryView, query: str) -> None:
     field = view.query_one(Input)
     field.value = query
@@ -39,9 +46,7 @@ async def test_query_runs_and_enter_jumps_to_the_event() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_loaded(pilot)
         assert not app.query(QueryView)  # no tab until 6 is pressed
-        await pilot.press("6")
-        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
-        view = app.query_one(QueryView)
+        view = await open_query(pilot, app)
         assert app.query_one("#files", TabbedContent).active == "query"
         await run_query(
             pilot,
@@ -77,9 +82,7 @@ async def test_a_long_answer_is_held_as_a_window_that_follows_the_cursor(monkeyp
     app = AttnTuiApp(PATHS[:1], theme="attn-dark")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("6")
-        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
-        view = app.query_one(QueryView)
+        view = await open_query(pilot, app)
         await run_query(pilot, view, "SELECT row, name FROM events ORDER BY row LIMIT 12")
         table = view.query_one(DataTable)
         assert view.answer is not None and len(view.answer.rows) == 12 and table.row_count == 4
@@ -100,9 +103,7 @@ async def test_query_error_is_one_line_and_the_view_goes_on() -> None:
     app = AttnTuiApp(PATHS[1:], theme="attn-dark")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("6")
-        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
-        view = app.query_one(QueryView)
+        view = await open_query(pilot, app)
         await run_query(pilot, view, "SELECT nope FROM events")
         assert view.state == "error"
         status = str(view.query_one("#query-status").render())
@@ -119,9 +120,7 @@ async def test_missing_extra_shows_the_install_line(monkeypatch: pytest.MonkeyPa
     app = AttnTuiApp(PATHS[1:], theme="attn-dark")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("6")
-        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
-        view = app.query_one(QueryView)
+        view = await open_query(pilot, app)
         await pilot.pause()
         assert view.state == "missing" and view.query_one(Input).disabled
         assert "pip install 'attn-tui[sql]'" in str(view.query_one("#query-status").render())
@@ -159,9 +158,7 @@ async def test_up_recalls_a_query_and_a_paste_keeps_every_line() -> None:
     app = AttnTuiApp(PATHS[1:], theme="attn-dark")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("6")
-        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
-        view = app.query_one(QueryView)
+        view = await open_query(pilot, app)
         await run_query(pilot, view, "SELECT count(*) AS n FROM events")
         field = view.query_one(Input)
         field.value = ""
@@ -178,9 +175,7 @@ async def test_typing_in_the_field_inserts_once() -> None:
     app = AttnTuiApp(PATHS[1:], theme="attn-dark")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("6")
-        await wait_until(pilot, lambda: bool(app.query(QueryView)), "the Query tab")
-        field = app.query_one(QueryView).query_one(Input)
+        field = (await open_query(pilot, app)).query_one(Input)
         field.value = ""
         field.focus()
         await pilot.press("s", "e", "l", "6", "q")
