@@ -98,11 +98,7 @@ class StoredRegions(Regions):
 
     def positions(self, name: str) -> np.ndarray:
         """Table rows of ``select(name)``'s instances, in order."""
-        hit = np.array([g == name or n == name for n, g in zip(self._names, self._groups,
-                                                              strict=True)], dtype=bool)
-        if not hit.any():
-            return np.zeros(0, dtype=np.int64)
-        return np.flatnonzero(hit[self._code])
+        return self.positions_of([name])[0]
 
     def positions_of(self, names: Sequence[str]) -> tuple[np.ndarray, set[str]]:
         """Table rows of the instances of any of ``names``, in order, from one pass over

@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
 def _write(args: argparse.Namespace, batches: Iterator[Any]) -> None:
     """The answer as ``--json`` (what ``json.dumps(rows, indent=1)`` writes), ``--csv`` or
     ``--markdown``, written batch by batch."""
+    from profiling.analysis.json_text import dumps_indent1
     from tui.sql_cells import csv_value, json_value
 
     first = next(batches)
@@ -136,8 +137,6 @@ def _write(args: argparse.Namespace, batches: Iterator[Any]) -> None:
         if args.json and batch.rows:
             doc = [{c: json_value(v) for c, v in zip(batch.columns, row, strict=True)}
                    for row in batch.rows]
-            from profiling.analysis.json_text import dumps_indent1
-
             text = dumps_indent1(doc, allow_nan=False, ensure_ascii=False)
             sys.stdout.write((",\n" if opened else "[\n") + text[2:-2])
             opened = True

@@ -230,7 +230,7 @@ class DiffView(ReportsErrors, Vertical):
         self.query_one(DiffLanes).select(index)
         self._describe(index)
         data = self.data
-        if data is not None and self._rows.follows(len(data.rows), index):
+        if data is not None and self._rows.follows(index):
             self._fill(data, index)
 
     def _describe(self, index: int) -> None:

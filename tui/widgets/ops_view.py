@@ -178,7 +178,7 @@ class OpsView(ReportsErrors, Vertical):
         text = Text(f"{row['device_type']}: ", style="bold")
         text.append(visible(row["key"]))
         label.update(text)
-        if self._rows.follows(len(self.shown), i):
+        if self._rows.follows(i):
             self._fill(i)
 
     def sort_by(self, key: str, descending: bool | None = None) -> None:

@@ -217,7 +217,7 @@ class QueryView(ReportsErrors, Vertical):
         index = row_at_cursor(event.data_table)
         if answer is None or index is None or event.row_key.value != str(index):
             return  # none, or from before the window moved
-        if self._rows.follows(len(answer.rows), index):
+        if self._rows.follows(index):
             self._fill(index)
 
     # ---- actions ----

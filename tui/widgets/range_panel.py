@@ -65,12 +65,10 @@ class RangePanel(ReportsErrors, Vertical):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Near an end of the rows the table holds, hold those around the cursor."""
-        report = self.report
-        if report is None or event.row_key is None or event.row_key.value is None:
+        if event.row_key is None or event.row_key.value is None:
             return
         index = int(event.row_key.value)
-        if row_at_cursor(event.data_table) == index and self._rows.follows(len(report.rows),
-                                                                           index):
+        if row_at_cursor(event.data_table) == index and self._rows.follows(index):
             self._fill(index)
 
     def _fill(self, around: int) -> None:

@@ -249,7 +249,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 return  # from before the window moved
             if self.current_region is not self.regions[index]:
                 self.choose_region(index)
-            if self._name_rows.follows(len(self.regions), index):
+            if self._name_rows.follows(index):
                 self._fill_names(index)
         elif table == "region-instances":
             region = self.current_region
@@ -257,13 +257,13 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
                 return  # from before the window moved: the cursor is elsewhere now
             if region is not None and self.current_instance is not region.instances[index]:
                 self.choose_instance(index)
-            if region is not None and self._instance_rows.follows(len(region.instances), index):
+            if region is not None and self._instance_rows.follows(index):
                 self._fill_instances(index)
         elif table == "region-kernels":
             if row_at_cursor(event.data_table) != index:
                 return  # from before the window moved
             self._show_name(index)
-            if self._kernel_rows.follows(len(self.kernels), index):
+            if self._kernel_rows.follows(index):
                 self._fill_kernels(index)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -66,9 +66,10 @@ class RowWindow:
         self.fill(table, n, index, add_row)
         return True
 
-    def follows(self, n: int, index: int) -> bool:
-        """Whether the cursor at ``index`` asks for a refill around it."""
-        return needs_move(self.lo, self.hi, n, index)
+    def follows(self, index: int) -> bool:
+        """Whether the cursor at ``index`` asks for a refill around it (near an end of
+        the window that is not the end of the list last filled)."""
+        return self._last is not None and needs_move(self.lo, self.hi, self._last[1], index)
 
 
 class WindowTable(DataTable):
