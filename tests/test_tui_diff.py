@@ -93,15 +93,21 @@ def _lines(view: DiffView) -> list[str]:
     return str(view.query_one(DiffLanes).lanes_text(80)).splitlines()
 
 
+async def open_diff(pilot, app: AttnTuiApp) -> DiffView:
+    """Wait for the files, press 7 and wait for the diff to be shown."""
+    await wait_loaded(pilot)
+    await pilot.press("7")
+    view = app.query_one(DiffView)
+    await wait_until(pilot, lambda: view.state == "ready", "the diff")
+    return view
+
+
 @needs_samples
 async def test_diff_naive_inplace_one_deleted_memcpy_and_jump():
     paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace")]
     app = AttnTuiApp(paths, theme="attn-dark")
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("7")
-        view = app.query_one(DiffView)
-        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        view = await open_diff(pilot, app)
         assert app.pane is None and view.table.has_focus
         ops = [r.op for r in view.data.rows]
         assert ops.count("-") == 1 and ops.count("+") == 0 and set(ops) == {"=", "-"}
@@ -139,10 +145,7 @@ async def test_diff_runs_again_when_a_file_reloads():
     paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace", "sdpa_flash")]
     app = AttnTuiApp(paths[:2], theme="attn-dark")
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("7")
-        view = app.query_one(DiffView)
-        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        view = await open_diff(pilot, app)
         assert view.data.diff.b.label == "inplace"
         app.panes[1].session = load_session(paths[2])  # as a reload with new content does
         view.update_from(app.panes)
@@ -155,10 +158,7 @@ async def test_diff_r_steps_to_the_next_region():
     paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace")]
     app = AttnTuiApp(paths, theme="attn-dark")
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("7")
-        view = app.query_one(DiffView)
-        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        view = await open_diff(pilot, app)
         assert view.data.diff.a.region == "attn_fwd"
         assert view.region_names == ["attn_fwd", "ProfilerStep*"]
         assert "r region: 1 of 2" in str(view.query_one("#diff-status").render())
@@ -179,10 +179,7 @@ async def test_diff_three_files_brackets_choose_the_other_and_plus_jumps_to_b():
     paths = [str(SAMPLES / f"{n}.json.gz") for n in NAMES]
     app = AttnTuiApp(paths, theme="attn-dark")
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("7")
-        view = app.query_one(DiffView)
-        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        view = await open_diff(pilot, app)
         assert view.other == 1 and view.data.diff.b.label == "inplace"
         await pilot.press("right_square_bracket")
         await wait_until(pilot, lambda: view.data is not None and view.other == 2, "2nd diff")
@@ -221,10 +218,7 @@ def test_snapshot_diff_80x24(snap_compare, monkeypatch):
     app = AttnTuiApp(["naive.json.gz", "inplace.json.gz"], theme="attn-dark")
 
     async def ready(pilot) -> None:
-        await wait_loaded(pilot)
-        await pilot.press("7")
-        view = app.query_one(DiffView)
-        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        await open_diff(pilot, app)
         await pilot.press("down", "down", "down")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
@@ -243,10 +237,7 @@ async def test_other_template_arguments_show_both_names(tmp_path):
     b = write_doc(tmp_path / "b.json", doc)
     app = AttnTuiApp([str(a), str(b)], theme="attn-dark")
     async with app.run_test(size=(200, 36)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("7")
-        view = app.query_one(DiffView)
-        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        view = await open_diff(pilot, app)
         ops = [str(view.table.get_row_at(i)[0]) for i in range(view.table.row_count)]
         assert ops.count("≈") == 1 and "+" not in ops and "-" not in ops
         for _ in range(ops.index("≈")):
@@ -270,10 +261,7 @@ async def test_kernel_names_are_data_in_the_diff_view(tmp_path):
     b = write_doc(tmp_path / "b.json", doc)
     app = AttnTuiApp([str(a), str(b)], theme="attn-dark")
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("7")
-        view = app.query_one(DiffView)
-        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        view = await open_diff(pilot, app)
         ops = [r.op for r in view.data.rows]
         plus = ops.index("+")
         assert view.data.rows[plus].b_name == odd
@@ -291,10 +279,7 @@ async def test_diff_b_steps_b_instance_and_back_to_the_median():
     paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace")]
     app = AttnTuiApp(paths, theme="attn-dark")
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("7")
-        view = app.query_one(DiffView)
-        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        view = await open_diff(pilot, app)
 
         def status() -> str:
             return str(view.query_one("#diff-status").render())
@@ -329,10 +314,7 @@ async def test_diff_table_holds_a_window_that_follows_the_cursor(monkeypatch):
     paths = [str(SAMPLES / f"{n}.json.gz") for n in ("naive", "inplace")]
     app = AttnTuiApp(paths, theme="attn-dark")
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("7")
-        view = app.query_one(DiffView)
-        await wait_until(pilot, lambda: view.state == "ready", "the diff")
+        view = await open_diff(pilot, app)
         n = len(view.data.rows)
         assert n > 5 and view.table.row_count == 4
         for _ in range(5):
