@@ -1,6 +1,12 @@
 """Make sense of what typed decoding rejects: events with fields of the wrong JSON
 types, and text that is not strict JSON (``NaN``/``Infinity`` tokens, bytes that
-are not UTF-8).
+are not UTF-8, ``\\uXXXX`` escapes of half a UTF-16 surrogate pair).
+
+The last come from traces re-saved by Python: ``json.dump`` writes a name read
+with ``errors="surrogateescape"`` (Kineto's raw bytes that are not UTF-8) as
+``\\udcff``.  Python's ``json`` reads that back; msgspec rejects it, and a lone
+surrogate in a name could not be printed or stored anyway.  Each such escape
+becomes ``\\ufffd`` (same length), as a byte that is not UTF-8 becomes U+FFFD.
 
 Only used for chunks that failed typed decoding, so speed matters less than
 keeping every event that carries a usable phase, name and time.
@@ -26,6 +32,11 @@ _EVENT = msgspec.json.Decoder(float_hook=Decimal)
 T = TypeVar("T")
 _NONFINITE = re.compile(rb"-?Infinity|NaN")
 _MASKS = {b"NaN": b"0.0", b"Infinity": b"0.000000", b"-Infinity": b"-0.000000"}
+_SURROGATE_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A ``\\uXXXX`` escape of a UTF-16 surrogate (its last 6 bytes), not preceded by an
+odd run of backslashes (``\\\\ud800`` is a backslash, then the letters ``ud800``)."""
+_REPLACEMENT = b"\\ufffd"
+LONE_SURROGATES = "escapes of half a UTF-16 surrogate pair (shown as \ufffd)"
 
 
 def lenient_event(raw: msgspec.Raw) -> TextEvent | None:
@@ -94,6 +105,9 @@ def loads_lenient(doc: bytes, exact_floats: bool = False) -> tuple[Any, list[str
     ``exact_floats``: decimals become ``Decimal`` (every digit kept), not floats.
     """
     repairs: list[str] = []
+    if lone_surrogates(doc):
+        doc = _mask_surrogates(doc)
+        repairs.append(LONE_SURROGATES)
     try:
         text = doc.decode("utf-8")
     except UnicodeDecodeError:
@@ -111,12 +125,13 @@ def loads_lenient(doc: bytes, exact_floats: bool = False) -> tuple[Any, list[str
 
 def mask_for_structure(text: Any) -> bytes:
     """A copy of ``text`` of the same length that strict JSON decoders accept, when
-    the only trouble is ``NaN``/``Infinity`` tokens or bytes that are not UTF-8.
+    the only trouble is ``NaN``/``Infinity`` tokens, bytes that are not UTF-8 or
+    lone surrogate escapes.
 
     Good for finding *where* things are (offsets are unchanged), never for values:
     tokens become zeros (inside strings too: those stay strings) and bad bytes '?'.
     """
-    return _mask_tokens(_mask_utf8(text))
+    return _mask_surrogates(_mask_tokens(_mask_utf8(text)))
 
 
 def decode_masked(decode: Callable[[Any], T], text: Any, error: Exception) -> tuple[T, Any]:
@@ -125,17 +140,47 @@ def decode_masked(decode: Callable[[Any], T], text: Any, error: Exception) -> tu
     something a mask fixes; returns the value and the text it was decoded from.
     Only the kinds of trouble met are masked (a bad byte costs no token pass)."""
     done: set[str] = set()
+    masks = {"utf8": _mask_utf8, "token": _mask_tokens, "surrogate": _mask_surrogates}
     while True:
         message = str(error)
         kind = "utf8" if "UTF-8" in message else "token" if "invalid character" in message else ""
+        if (not kind or kind in done) and "surrogate" not in done and lone_surrogates(text):
+            kind = "surrogate"  # msgspec names them in several ways, "truncated" among them
         if not kind or kind in done:
             raise error
         done.add(kind)
-        text = _mask_utf8(text) if kind == "utf8" else _mask_tokens(text)
+        text = masks[kind](text)
         try:
             return decode(text), text
         except msgspec.DecodeError as exc:
             error = exc
+
+
+def lone_surrogates(text: Any) -> list[int]:
+    """Where each ``\\uXXXX`` escape of half a surrogate pair starts in ``text``:
+    a high half not followed at once by a low one, or a low half on its own."""
+    found = [(m.end() - 6, m.group()[-3:-2].lower() in b"89ab")
+             for m in _SURROGATE_ESCAPE.finditer(bytes(text))]
+    lone, i = [], 0
+    while i < len(found):
+        at, high = found[i]
+        if high and i + 1 < len(found) and found[i + 1][0] == at + 6 and not found[i + 1][1]:
+            i += 2  # a pair: one character
+            continue
+        lone.append(at)
+        i += 1
+    return lone
+
+
+def _mask_surrogates(text: Any) -> bytes:
+    """Each lone surrogate escape replaced by ``\\ufffd`` (same length)."""
+    at = lone_surrogates(text)
+    if not at:
+        return bytes(text)
+    out = bytearray(text)
+    for pos in at:
+        out[pos : pos + 6] = _REPLACEMENT
+    return bytes(out)
 
 
 def _mask_tokens(text: Any) -> bytes:
