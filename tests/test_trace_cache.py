@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +81,29 @@ def test_a_changed_file_is_never_read_stale(write_trace, user_cache):
     os.utime(path, ns=(1, 1))  # even with an old mtime the content hash differs
     trace = load_trace(path, min_cache_bytes=0)
     assert "added" in trace.strings
+
+
+def test_a_rewrite_in_place_with_the_old_size_and_mtime_is_not_read_stale(
+        write_trace, user_cache, monkeypatch):
+    """Bytes changed between the first and last MiB (out of the content hash's
+    reach), the size kept, the mtime put back: only the ctime tells."""
+    monkeypatch.setattr("profiling.trace.cache._HEAD_TAIL", 64)  # the middle, unhashed
+    path = write_trace(many_events(5))
+    load_trace(path, min_cache_bytes=0)
+    before = os.stat(path)
+    data = path.read_bytes()
+    assert data.count(b'"aten::mm"') >= 2
+    at = data.index(b'"aten::mm"', len(data) // 3)
+    time.sleep(0.05)  # file times come from a clock that ticks every few ms
+    with path.open("r+b") as f:  # in place: same inode, same size
+        f.seek(at)
+        f.write(b'"aten::MM"')
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == \
+        (before.st_size, before.st_mtime_ns, before.st_ino)
+    assert after.st_ctime_ns != before.st_ctime_ns
+    assert "aten::MM" in load_trace(path, min_cache_bytes=0).strings
 
 
 @cache_itself

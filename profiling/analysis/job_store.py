@@ -46,7 +46,7 @@ from profiling.analysis.job_merge import (
     JobTrace,
     on_threads,
 )
-from profiling.trace.cache import LOADER_VERSION, MIN_CACHE_BYTES, cache_key
+from profiling.trace.cache import LOADER_VERSION, MIN_CACHE_BYTES, cache_key, stamp
 from profiling.trace.cache_store import (
     ENTRY_FILE,
     SUFFIX,
@@ -110,7 +110,7 @@ def job_folder(paths: Sequence[str], alignment: str) -> Path:
     parts = [f"v{LOADER_VERSION}.{JOB_INDEX_VERSION}", alignment]
     for p in (Path(p).resolve() for p in paths):
         st = p.stat()
-        parts.append(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_dev}")
+        parts.append(f"{p}\0{st.st_size}\0{stamp(st)}\0{st.st_ino}\0{st.st_dev}")
     name = f"{job_prefix(paths, alignment)}{_sha(chr(1).join(parts))[:24]}{SUFFIX}"
     return _cache_root() / name
 

@@ -73,7 +73,7 @@ MIN_CACHE_BYTES = 4 << 20
 
 __all__ = ["COLUMN_DTYPES", "GZIP_TEXT", "LOADER_VERSION", "MIN_CACHE_BYTES", "SUFFIX",
            "cache_dirs", "cache_key", "check_layout", "check_tables", "identity", "index_of",
-           "read_cache", "write_cache"]
+           "read_cache", "stamp", "write_cache"]
 
 _HEAD_TAIL = 1 << 20
 
@@ -95,10 +95,11 @@ class _Meta(msgspec.Struct):
 
 
 def cache_key(path: Path) -> str:
-    """Identity of the file's current contents, cheap to compute on any size."""
+    """Identity of the file's current contents, cheap to compute on any size: its
+    ``stamp``, and its first and last MiB."""
     st = path.stat()
     h = hashlib.sha256()
-    h.update(f"v{LOADER_VERSION}:{st.st_size}:{st.st_mtime_ns}".encode())
+    h.update(f"v{LOADER_VERSION}:{st.st_size}:{stamp(st)}".encode())
     with path.open("rb") as f:
         h.update(f.read(_HEAD_TAIL))
         if st.st_size > _HEAD_TAIL:
@@ -113,9 +114,20 @@ def identity(path: Path) -> str:
     stat.  Raises OSError when the file cannot be stat'ed."""
     resolved = path.resolve()
     st = resolved.stat()
-    text = (f"v{LOADER_VERSION}\0{resolved}\0{st.st_size}\0{st.st_mtime_ns}"
+    text = (f"v{LOADER_VERSION}\0{resolved}\0{st.st_size}\0{stamp(st)}"
             f"\0{st.st_ino}\0{st.st_dev}")
     return f"{path_prefix(resolved)}-{_sha(text)[:24]}"
+
+
+def stamp(st: os.stat_result) -> str:
+    """A file's modification time and its status-change time (ctime).
+
+    WHY both: a rewrite in place that keeps the size and puts the old mtime back
+    (``cp -p`` over the file, ``touch -r``, a script's ``os.utime``) changed
+    bytes between the first and last MiB unseen, and the old index was read as
+    the new file's.  No program can set the ctime: every write moves it, as does a
+    chmod or chown (whose only cost is one rebuild).  Git's index checks it too."""
+    return f"{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
 def path_prefix(resolved: Path) -> str:
