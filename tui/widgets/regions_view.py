@@ -90,7 +90,9 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
 
     def on_mount(self) -> None:
         names = self.names_table
-        names.border_title = "Regions (record_function) · ⏎ instances"
+        what = "record_function" if all(r.annotation for r in self.regions) \
+            else "record_function and attention ops"
+        names.border_title = f"Regions ({what}) · ⏎ instances"
         names.add_column("region", key="name")
         names.add_column(_col("instances"), key="n")
         names.add_column(_col("avg CPU"), key="cpu")
