@@ -67,7 +67,8 @@ class CompareView(ReportsErrors, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="compare-status")
-        yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True,
+                        fixed_columns=1)  # the trace stays when the table scrolls sideways
         yield Static(id="compare-row")
         yield CompareChart(id="compare-chart")
 

@@ -78,7 +78,8 @@ class OpsView(ReportsErrors, Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter ops by name (f); re:<regex> for a regex", id="ops-filter")
         yield Static(id="ops-filter-error")
-        yield WindowTable(self._rows, id="ops-table", cursor_type="row", zebra_stripes=True)
+        yield WindowTable(self._rows, id="ops-table", cursor_type="row", zebra_stripes=True,
+                          fixed_columns=1)  # the name stays when the table scrolls sideways
         yield Static(id="ops-name")
         yield Static(id="ops-footer")
 

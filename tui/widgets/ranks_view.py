@@ -57,8 +57,9 @@ class RanksView(ReportsErrors, RemembersTableFocus, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="ranks-header")
-        yield DataTable(id="ranks-table", cursor_type="row")
-        yield DataTable(id="stragglers-table", cursor_type="row")
+        # the rank and the item stay when a table scrolls sideways
+        yield DataTable(id="ranks-table", cursor_type="row", fixed_columns=1)
+        yield DataTable(id="stragglers-table", cursor_type="row", fixed_columns=1)
         yield Static(id="ranks-notes")
 
     def on_mount(self) -> None:
