@@ -13,8 +13,13 @@ import re
 from functools import lru_cache
 
 # C0 and C1 controls, DEL, and the Unicode line/paragraph separators and bidi
-# overrides: anything a terminal would act on instead of showing.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# overrides: anything a terminal would act on instead of showing.  Then the
+# invisible format characters (zero-width space and joiners, direction marks, word
+# joiner, BOM, soft hyphen, tag characters): nothing to see, and terminals disagree
+# on their width, so a name holding one shifted every column after it in a table.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                      "\u00ad\u061c\u180e\u200b-\u200f\u2060-\u2064\ufeff\ufff9-\ufffb"
+                      "\U000e0001\U000e0020-\U000e007f]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
 
 
@@ -24,7 +29,9 @@ def _escape_one(match: re.Match[str]) -> str:
     if named is not None:
         return named
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 @lru_cache(maxsize=65536)
