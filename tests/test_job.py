@@ -177,7 +177,8 @@ def test_no_straggler_when_ranks_are_even(tmp_path: Path) -> None:
 def test_collectives_match_by_sequence_number_when_present(tmp_path: Path) -> None:
     paths = []
     for r in range(2):
-        doc = rank_doc(r, 2, [Step(0, 500, [Gpu("ncclKernel_A", 10 + 50 * r, 20),
+        # rank 0's Seq 7 starts 50 µs early and runs until rank 1 arrives, as NCCL's does
+        doc = rank_doc(r, 2, [Step(0, 500, [Gpu("ncclKernel_A", 10 + 50 * r, 70 - 50 * r),
                                             Gpu("ncclKernel_A", 200, 20)])])
         kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
         seqs = [7, 8] if r == 0 else [8, 7]  # rank 1 lists them the other way round

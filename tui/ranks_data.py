@@ -41,6 +41,7 @@ class RanksData:
     collectives: list[Collective] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     worst: list[Collective] = field(default_factory=list)
+    warning: str = ""  # JobReport.alignment_warning: the alignment contradicts the collectives
 
 
 def _first_gpu_row(a: AnalysedTrace, rows: tuple[int, int]) -> int:
@@ -67,7 +68,8 @@ def ranks_data(session: Any) -> RanksData:
     report = job_report(job, a)
     jumps = [_first_gpu_row(a, r.rows) for r in job.ranks]
     return RanksData(job.header(), report.ranks, jumps, report.stragglers, report.collectives,
-                     report.findings, report.worst_collectives())
+                     report.findings, report.worst_collectives(),
+                     report.alignment_warning(fmt_time))
 
 
 def rank_cells(row: dict[str, Any]) -> list[str]:
@@ -79,7 +81,14 @@ def rank_cells(row: dict[str, Any]) -> list[str]:
 
 def straggler_cells(s: Straggle) -> list[str]:
     return [s.name, s.measure, str(s.slowest), fmt_time(max(s.values_ns)),
-            fmt_time(s.median_ns), f"{fmt_time(s.excess_ns)} ({s.excess_share:+.0%})"]
+            fmt_time(s.median_ns), excess_cell(s)]
+
+
+def excess_cell(s: Straggle) -> str:
+    """The slowest rank's excess over the median, and as a share of the median when
+    there is one (a median of 0 has no share: it is not +0 %)."""
+    share = f" ({s.excess_share:+.0%})" if s.median_ns > 0 else ""
+    return fmt_time(s.excess_ns) + share
 
 
 def collective_lines(data: RanksData, rank_numbers: list[int]) -> list[str]:

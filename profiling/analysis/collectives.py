@@ -6,7 +6,11 @@ starts its kernel early sits in it, waiting.  So for each collective matched
 across ranks, ``wait`` of rank k is the last arrival's start minus rank k's
 start (0 for the last one to arrive): time lost to the others, not to the
 network.  This is only as good as the alignment of the ranks' clocks
-(``job.align_offsets``), which the header says.
+(``job.align_offsets``), which the header says.  Where the alignment puts the
+last arrival after rank k's kernel had already ended, the ranks' times disagree
+(aligning on step starts when the steps began apart, or hosts' clocks apart): a
+rank cannot wait in a kernel longer than the kernel ran, so the wait is capped
+at the kernel's own length, and ``disagreement`` says how far apart they were.
 
 A job on the CPU (gloo) has no kernels: its collectives are the host ranges
 gloo records (``gloo:all_reduce``), matched and measured the same way.
@@ -176,11 +180,26 @@ def match_collectives(job: Job) -> list[Collective]:
         starts = [int(trace.ts_ns[r]) if r >= 0 else -1 for r in rows_of]
         ends = [int(trace.ts_ns[r] + trace.dur_ns[r]) if r >= 0 else -1 for r in rows_of]
         last = max(s for s in starts if s >= 0)
-        waits = [last - s if s >= 0 else 0 for s in starts]
+        waits = [max(min(last, e) - s, 0) if s >= 0 else 0
+                 for s, e in zip(starts, ends, strict=True)]
         out.append(Collective(key[-2], int(key[-1]), tuple(rows_of), tuple(starts),
                               tuple(ends), tuple(waits), key[0] == "seq"))
     out.sort(key=lambda c: min(s for s in c.start_ns if s >= 0))
     return out
+
+
+def disagreement(collectives: list[Collective]) -> tuple[int, int]:
+    """How many collectives end on some rank before another rank starts them (an
+    impossibility: the ranks' times disagree under this alignment), and by how much
+    at most (ns)."""
+    count = worst = 0
+    for c in collectives:
+        last = max(s for s in c.start_ns if s >= 0)
+        gap = max(last - e for s, e in zip(c.start_ns, c.end_ns, strict=True) if s >= 0)
+        if gap > 0:
+            count += 1
+            worst = max(worst, gap)
+    return count, worst
 
 
 def wait_by_rank(job: Job, collectives: list[Collective]) -> list[int]:

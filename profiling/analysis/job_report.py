@@ -8,12 +8,17 @@ findings.  One function so the command and the view show the same numbers.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from profiling.analysis.analysed import AnalysedTrace
-from profiling.analysis.collectives import Collective, job_collectives, wait_by_rank
+from profiling.analysis.collectives import (
+    Collective,
+    disagreement,
+    job_collectives,
+    wait_by_rank,
+)
 from profiling.analysis.finding_types import Finding
 from profiling.analysis.job import Loader, RankInfo, group_paths, load_all, rank_info_of
 from profiling.analysis.job_merge import Job, job_path, load_job, merge_ranks
@@ -30,6 +35,19 @@ class JobReport:
     collectives: list[Collective]
     stragglers: list[Straggle]
     findings: list[Finding]
+    disagreement: tuple[int, int] = (0, 0)  # collectives.disagreement: count, worst ns
+
+    def alignment_warning(self, fmt: Callable[[float], str]) -> str:
+        """One line when the alignment contradicts the collectives ('' when it does
+        not); ``fmt`` writes a time in ns."""
+        count, worst = self.disagreement
+        if not count:
+            return ""
+        other = "clock" if self.job.alignment == "step" else "step"
+        return (f"{count} of {len(self.collectives)} collectives end on one rank before "
+                f"another starts them (by up to {fmt(worst)}): the ranks' times disagree "
+                f"under this alignment, so each wait is capped at its kernel's length "
+                f"(try aligning on {other})")
 
     def worst_collectives(self, limit: int = 5) -> list[Collective]:
         """The collectives whose arrivals were furthest apart, largest skew first."""
@@ -46,7 +64,8 @@ def job_report(job: Job, analysed: AnalysedTrace | None = None) -> JobReport:
     for row, wait in zip(ranks, wait_by_rank(job, collectives), strict=True):
         row["collective_wait_us"] = wait / 1000.0
         row["slowest_in"] = slow.get(row["rank"], 0)  # straggler items, by 5 % or more
-    return JobReport(job, ranks, collectives, items, straggler_findings(job, items))
+    return JobReport(job, ranks, collectives, items, straggler_findings(job, items),
+                     disagreement(collectives))
 
 
 def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock", *,

@@ -52,6 +52,9 @@ def _print(report) -> None:  # noqa: ANN001 - a JobReport (imported lazily)
     if not console.is_terminal:
         console.width = 200
     console.print(Text(f"{visible(report.job.trace.path)}: {visible(report.job.header())}"))
+    warning = report.alignment_warning(fmt_time)
+    if warning:
+        console.print(Text("warning: " + warning, style="bold"))
     table = Table(box=box.SIMPLE_HEAD)
     for c in COLUMNS:
         table.add_column(c, justify="left" if c == "device" else "right", no_wrap=True)
@@ -84,6 +87,7 @@ def _print_stragglers(console, report) -> None:  # noqa: ANN001
 
     from tui.fmt import fmt_time
     from tui.names import visible
+    from tui.ranks_data import excess_cell
 
     table = Table(title="stragglers (per step: busy = step minus collective wait)",
                   title_justify="left", box=box.SIMPLE_HEAD)
@@ -93,7 +97,7 @@ def _print_stragglers(console, report) -> None:  # noqa: ANN001
     for s in report.stragglers[:20]:
         table.add_row(Text(visible(s.name)), Text(s.measure), Text(str(s.slowest)),
                       Text(fmt_time(max(s.values_ns))), Text(fmt_time(s.median_ns)),
-                      Text(f"{fmt_time(s.excess_ns)} ({s.excess_share:+.0%})"))
+                      Text(excess_cell(s)))
     console.print(table)
 
 

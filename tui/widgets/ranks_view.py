@@ -87,6 +87,8 @@ class RanksView(ReportsErrors, RemembersTableFocus, Vertical):
     def show(self, data: RanksData) -> None:
         self.data = data
         header = Text(" " + visible(data.header) + "\n ")
+        if data.warning:
+            header.append(data.warning + "\n ", style="bold yellow")
         header.append_text(Text.assemble(*bar_legend()))
         header.append("(bars: each rank's span, on the longest's scale)", style="dim")
         self.query_one("#ranks-header", Static).update(header)
