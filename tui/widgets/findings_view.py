@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState
 
@@ -67,7 +67,10 @@ class FindingsView(ReportsErrors, RemembersTableFocus, Vertical):
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="findings-table", cursor_type="row")
-        yield Static(id="finding-detail")
+        # scrolls, and tab reaches it: on a small terminal a suggestion is longer than
+        # the lines the panel may take
+        with VerticalScroll(id="finding-detail-box"):
+            yield Static(id="finding-detail")
         yield DataTable(id="evidence-table", cursor_type="row")
 
     @property

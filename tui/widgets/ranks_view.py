@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState
 
@@ -60,7 +60,9 @@ class RanksView(ReportsErrors, RemembersTableFocus, Vertical):
         # the rank and the item stay when a table scrolls sideways
         yield DataTable(id="ranks-table", cursor_type="row", fixed_columns=1)
         yield DataTable(id="stragglers-table", cursor_type="row", fixed_columns=1)
-        yield Static(id="ranks-notes")
+        # always on screen below the tables, scrolled on its own (tab reaches it)
+        with VerticalScroll(id="ranks-notes-box"):
+            yield Static(id="ranks-notes")
 
     def on_mount(self) -> None:
         for table_id, columns in (("ranks-table", RANK_COLUMNS),
