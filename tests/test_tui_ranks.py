@@ -159,3 +159,24 @@ async def test_focus_rank_folds_the_other_ranks(tmp_path: Path) -> None:
         mine = set(range(*job.ranks[2].groups))
         assert folds.groups_folded == set(range(len(pane.session.trace.groups))) - mine
         assert job.rank_of_row(pane.model.selected).rank == 2
+
+
+async def test_a_job_s_region_instances_say_their_rank(tmp_path: Path) -> None:
+    from tui.widgets.regions_view import RegionsView
+
+    app = _app(straggler_job(tmp_path, slow=3))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await wait_until(pilot, lambda: _ready(app), "the job to load")
+        await pilot.press("2")
+        await pilot.pause()
+        view = app.query_one(RegionsView)
+        while view.current_region is not None and view.current_region.name != "attn_fwd":
+            await pilot.press("down")
+        table = view.instances_table
+        assert [str(c.label).strip() for c in table.columns.values()][:3] == ["#", "rank", "name"]
+        job = app.panes[0].session.job
+        region = view.current_region
+        assert region is not None and table.row_count == len(region.instances) == 12
+        ranks = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert ranks == [str(job.rank_of_row(i.row).rank) for i in region.instances]
+        assert sorted(set(ranks)) == ["0", "1", "2", "3"]

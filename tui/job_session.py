@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,15 @@ class JobSession(Session):
 def job_of(session: Any) -> Job | None:
     """The job behind a session, or None for a plain trace."""
     return getattr(session, "job", None)
+
+
+def row_ranks(session: Any) -> Callable[[int], int] | None:
+    """The rank of each merged row of a session's job; None for a plain trace or a job
+    of one rank (nothing to tell apart)."""
+    job = job_of(session)
+    if job is None or len(job.ranks) < 2:
+        return None
+    return lambda row: job.rank_of_row(row).rank
 
 
 class _RankProgress:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -55,9 +55,11 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
             self.t0, self.t1, self.row = t0, t1, row
 
     def __init__(
-        self, trace: Trace, links: LinkLookup, regions: list[Region], error: str = "", **kwargs
+        self, trace: Trace, links: LinkLookup, regions: list[Region], error: str = "",
+        rank_of: Callable[[int], int] | None = None, **kwargs
     ) -> None:
         super().__init__(**kwargs)
+        self.rank_of = rank_of  # a job's: the rank of a merged row (instances say theirs)
         self.trace = trace
         self.links = links
         self.regions = regions
@@ -105,6 +107,8 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         inst = self.instances_table
         inst.border_title = "Instances · ⏎ GPU events · z timeline"
         inst.add_column(_col("#"), key="i")
+        if self.rank_of is not None:
+            inst.add_column(_col("rank"), key="rank")
         inst.add_column("name", key="name")
         inst.add_column(_col("start"), key="start")
         inst.add_column(_col("CPU time"), key="cpu")
@@ -165,10 +169,14 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         table = self.instances_table
         t0 = self._origin_ns
 
+        rank_of = self.rank_of
+
         def add(i: int) -> None:
             inst = region.instances[i]
+            rank = [] if rank_of is None else [_num(str(rank_of(inst.row)))]
             table.add_row(
                 _num(str(inst.index)),
+                *rank,
                 Text(visible(inst.name)),
                 _num(fmt_ns(inst.start_ns - t0)),
                 _num(fmt_ns(inst.cpu_ns)),

@@ -24,7 +24,7 @@ from tui.fmt import counted, fmt_ns
 from tui.gc_settle import freeze_long_lived, thaw
 from tui.guard import ReportsErrors
 from tui.job_progressive import header_of, still_loading
-from tui.job_session import job_of
+from tui.job_session import job_of, row_ranks
 from tui.marks import cursor_ns, distance_text
 from tui.names import visible
 from tui.search import Query, QueryError, find, next_match, parse_query
@@ -252,9 +252,8 @@ class TracePane(ReportsErrors, OccurrenceJumps, RealignsJob, AwaitsRestOfJob, Ve
         if view == "timeline":
             return TimelineView(self.model, id="timeline")
         if view == "regions":
-            return RegionsView(
-                session.trace, session.links, session.regions, session.regions_error, id="regions"
-            )
+            return RegionsView(session.trace, session.links, session.regions,
+                               session.regions_error, rank_of=row_ranks(session), id="regions")
         if view == "ranks":
             return RanksView(session, id="ranks")
         if view == "findings":
