@@ -69,7 +69,7 @@ _APP = (
     Key("app", "1", "the timeline: CPU threads and GPU streams over time",
         "1", "view('timeline')", "View: timeline"),
     Key("app", "2", "regions: the kernels of each record_function instance\n"
-        "(attn_fwd, ProfilerStep#N), instance by instance",
+        "(attn_fwd, ProfilerStep#N) or attention op, one by one",
         "2", "view('regions')", "View: regions"),
     Key("app", "3", "ops: torch's key_averages table (time per op name, as\n"
         "prof.key_averages() prints it)", "3", "view('ops')", "View: ops"),
