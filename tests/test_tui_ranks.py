@@ -21,6 +21,14 @@ def _ready(app) -> bool:
     return all(p.session is not None and not p.busy for p in app.panes)
 
 
+async def show_ranks(app: AttnTuiApp, pilot) -> RanksView:  # noqa: ANN001 - a Pilot
+    """Press 8 and wait for the Ranks view's report."""
+    await pilot.press("8")
+    await wait_until(pilot, lambda: bool(app.query(RanksView)) and
+                     app.query_one(RanksView).data is not None, "the ranks report")
+    return app.query_one(RanksView)
+
+
 def _app(paths: list[str]) -> AttnTuiApp:
     targets, load = open_targets(paths)
     preloads = Preloads(targets, load=load)
@@ -49,10 +57,7 @@ async def test_job_opens_as_one_pane_with_ranks_view(tmp_path: Path) -> None:
             s for s in pane.model.rows if s.kind == "depth"]
         status = str(pane.query_one("#status", Static).render())
         assert "4 ranks of 4" in status and "aligned on clock" in status and "8 Ranks" in status
-        await pilot.press("8")
-        await wait_until(pilot, lambda: bool(app.query(RanksView)) and
-                    app.query_one(RanksView).data is not None, "the ranks report")
-        view = app.query_one(RanksView)
+        view = await show_ranks(app, pilot)
         ranks = view.query_one("#ranks-table", DataTable)
         assert ranks.row_count == 4
         assert [str(ranks.get_row_at(i)[0]) for i in range(4)] == ["0", "1", "2", "3"]
@@ -80,10 +85,7 @@ async def test_ranks_view_on_a_plain_trace_says_it_is_not_a_job(tmp_path: Path) 
         await wait_until(pilot, lambda: _ready(app), "the trace to load")
         status = str(app.panes[0].query_one("#status", Static).render())
         assert "8 Ranks" not in status
-        await pilot.press("8")
-        await wait_until(pilot, lambda: bool(app.query(RanksView)) and
-                    app.query_one(RanksView).data is not None, "the ranks report")
-        view = app.query_one(RanksView)
+        view = await show_ranks(app, pilot)
         assert "not a job" in str(view.query_one("#ranks-header", Static).render())
         assert view.query_one("#ranks-table", DataTable).row_count == 1
 
@@ -148,9 +150,7 @@ async def test_focus_rank_folds_the_other_ranks(tmp_path: Path) -> None:
     app = _app(straggler_job(tmp_path, slow=1))
     async with app.run_test(size=(150, 45)) as pilot:
         await wait_until(pilot, lambda: _ready(app), "the job to load")
-        await pilot.press("8")
-        await wait_until(pilot, lambda: bool(app.query(RanksView)) and
-                    app.query_one(RanksView).data is not None, "the ranks report")
+        await show_ranks(app, pilot)
         app.query_one("#ranks-table", DataTable).focus()
         await pilot.press("down", "down", "f")  # rank 2
         pane = app.panes[0]

@@ -11,9 +11,8 @@ from textual.containers import VerticalScroll
 
 from tests.job_fixtures import straggler_job
 from tests.test_tui_pilot import wait_loaded, wait_until
-from tests.test_tui_ranks import _app, _ready
+from tests.test_tui_ranks import _app, _ready, show_ranks
 from tui.app import AttnTuiApp
-from tui.widgets.ranks_view import RanksView
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces"
 
@@ -36,9 +35,7 @@ async def test_the_ranks_notes_stay_on_screen(tmp_path: Path) -> None:
     app = _app(straggler_job(tmp_path, slow=3))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: _ready(app), "the job to load")
-        await pilot.press("8")
-        await wait_until(pilot, lambda: bool(app.query(RanksView)) and
-                         app.query_one(RanksView).data is not None, "the ranks report")
+        await show_ranks(app, pilot)
         await pilot.pause()
         box = app.query_one("#ranks-notes-box", VerticalScroll)
         screen = app.screen.region
