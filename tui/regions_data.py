@@ -81,17 +81,9 @@ def region_list(analysed: AnalysedTrace) -> list[Region]:
         if name not in groups:
             found = list(analysed.instances(name))
             if found:
-                out.append(Region(summary_of(name, found), found, annotation=False))
+                out.append(Region(RegionSummary.of(name, found), found, annotation=False))
     first = set(attention)
     return sorted(out, key=lambda r: (r.name == STEP_GROUP, r.name not in first, -r.count))
-
-
-def summary_of(name: str, instances: Sequence[RegionInstance]) -> RegionSummary:
-    """``Regions.summaries``' figures for instances that are not annotations."""
-    return RegionSummary.from_totals(
-        name, len(instances), sum(i.cpu_ns for i in instances),
-        sum(i.device_ns for i in instances), sum(i.kernels for i in instances),
-        sum(i.memcpys for i in instances), sum(i.memsets for i in instances))
 
 
 class KernelList(Sequence[KernelRow]):

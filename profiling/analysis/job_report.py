@@ -35,12 +35,11 @@ class JobReport:
     collectives: list[Collective]
     stragglers: list[Straggle]
     findings: list[Finding]
-    disagreement: tuple[int, int] = (0, 0)  # collectives.disagreement: count, worst ns
 
     def alignment_warning(self, fmt: Callable[[float], str]) -> str:
         """One line when the alignment contradicts the collectives ('' when it does
         not); ``fmt`` writes a time in ns."""
-        count, worst = self.disagreement
+        count, worst = disagreement(self.collectives)
         if not count:
             return ""
         other = "clock" if self.job.alignment == "step" else "step"
@@ -64,8 +63,7 @@ def job_report(job: Job, analysed: AnalysedTrace | None = None) -> JobReport:
     for row, wait in zip(ranks, wait_by_rank(job, collectives), strict=True):
         row["collective_wait_us"] = wait / 1000.0
         row["slowest_in"] = slow.get(row["rank"], 0)  # straggler items, by 5 % or more
-    return JobReport(job, ranks, collectives, items, straggler_findings(job, items),
-                     disagreement(collectives))
+    return JobReport(job, ranks, collectives, items, straggler_findings(job, items))
 
 
 def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock", *,

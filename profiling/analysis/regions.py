@@ -139,6 +139,14 @@ class RegionSummary:
         return cls(name, n, cpu_ns / n / 1000.0, device_ns / n / 1000.0, kernels / n,
                    memcpys / n, memsets / n)
 
+    @classmethod
+    def of(cls, name: str, instances: Sequence[RegionInstance]) -> RegionSummary:
+        """The summary of ``instances`` (not annotations: an attention op's, say)."""
+        return cls.from_totals(
+            name, len(instances), sum(i.cpu_ns for i in instances),
+            sum(i.device_ns for i in instances), sum(i.kernels for i in instances),
+            sum(i.memcpys for i in instances), sum(i.memsets for i in instances))
+
     def as_json(self) -> dict:
         return {
             "name": self.name,

@@ -105,8 +105,9 @@ def loads_lenient(doc: bytes, exact_floats: bool = False) -> tuple[Any, list[str
     ``exact_floats``: decimals become ``Decimal`` (every digit kept), not floats.
     """
     repairs: list[str] = []
-    if lone_surrogates(doc):
-        doc = _mask_surrogates(doc)
+    lone = lone_surrogates(doc)
+    if lone:
+        doc = _mask_at(doc, lone)
         repairs.append(LONE_SURROGATES)
     try:
         text = doc.decode("utf-8")
@@ -140,16 +141,18 @@ def decode_masked(decode: Callable[[Any], T], text: Any, error: Exception) -> tu
     something a mask fixes; returns the value and the text it was decoded from.
     Only the kinds of trouble met are masked (a bad byte costs no token pass)."""
     done: set[str] = set()
-    masks = {"utf8": _mask_utf8, "token": _mask_tokens, "surrogate": _mask_surrogates}
     while True:
         message = str(error)
         kind = "utf8" if "UTF-8" in message else "token" if "invalid character" in message else ""
-        if (not kind or kind in done) and "surrogate" not in done and lone_surrogates(text):
-            kind = "surrogate"  # msgspec names them in several ways, "truncated" among them
+        lone: list[int] = []
+        if (not kind or kind in done) and "surrogate" not in done:
+            lone = lone_surrogates(text)  # msgspec names them in several ways ("truncated")
+            kind = "surrogate" if lone else kind
         if not kind or kind in done:
             raise error
         done.add(kind)
-        text = masks[kind](text)
+        text = _mask_utf8(text) if kind == "utf8" else _mask_tokens(text) if kind == "token" \
+            else _mask_at(text, lone)
         try:
             return decode(text), text
         except msgspec.DecodeError as exc:
@@ -174,7 +177,11 @@ def lone_surrogates(text: Any) -> list[int]:
 
 def _mask_surrogates(text: Any) -> bytes:
     """Each lone surrogate escape replaced by ``\\ufffd`` (same length)."""
-    at = lone_surrogates(text)
+    return _mask_at(text, lone_surrogates(text))
+
+
+def _mask_at(text: Any, at: list[int]) -> bytes:
+    """``text`` with the escapes starting at ``at`` (``lone_surrogates``) replaced."""
     if not at:
         return bytes(text)
     out = bytearray(text)

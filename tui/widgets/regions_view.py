@@ -167,9 +167,7 @@ class RegionsView(ReportsErrors, RemembersTableFocus, Vertical):
         if region is None:
             return
         table = self.instances_table
-        t0 = self._origin_ns
-
-        rank_of = self.rank_of
+        t0, rank_of = self._origin_ns, self.rank_of
 
         def add(i: int) -> None:
             inst = region.instances[i]
