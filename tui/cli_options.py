@@ -56,7 +56,8 @@ def common_options(parser: argparse.ArgumentParser, *, cache: bool = False) -> N
                             help="neither read nor write the trace's index cache "
                                  "(traces of 4 MB or more get one)")
         parser.add_argument("--jobs", type=positive_int, metavar="N",
-                            help="processes that decode a big trace (default: every core)")
+                            help="processes that decode a big trace, or make a long "
+                                 "listing (kernels) (default: every core)")
 
 
 DEBUG_HELP = "show the traceback of an error (works before or after the subcommand)"

@@ -13,7 +13,8 @@ and are written with their control characters made visible (never markup).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.kernels_json import instance_heads, objects
 from profiling.analysis.launch_chain import ATTRIBUTIONS
-from profiling.analysis.listing_chunks import chunks
+from profiling.analysis.listing_chunks import Chunks
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.time_texts import ns_texts
 from profiling.trace.model import NO_ID, Kind, Trace
@@ -40,8 +41,16 @@ def kernels_text_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
                        width: int | None = None, per: int = 1 << 14) -> Iterator[str]:
     """The listing's text in chunks of ``per`` heads and events; ``width``: the
     terminal's columns, to cut names and chains to (None: not a terminal)."""
+    return (part() for part in kernels_text_tasks(analysed, instances, width, per))
+
+
+def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
+                       width: int | None = None,
+                       per: int = 1 << 14) -> list[Callable[[], str]]:
+    """``kernels_text_parts`` as parts to make in any order (``tui.parallel_write``):
+    the columns and their widths now, each part's text when it is called."""
     if not instances:
-        return
+        return []
     cols = kernel_columns(analysed, instances)
     trace = analysed.trace
     names, heads = instance_heads(analysed, instances, cols)
@@ -61,13 +70,18 @@ def kernels_text_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
                   objects([c + end for c in combo for end in ("\n", "\n\n")])[
                       2 * cols.combo + last])
     head_cols = _head_pieces(trace, cols, names, heads, header)
-    for chunk in chunks(cols.ptr, per, _H, _E):
+    every = Chunks(cols.ptr, per, _H, _E)
+
+    def part(j: int) -> str:
+        chunk = every[j]
         out = np.empty(chunk.size, dtype=object)
-        for j, column in enumerate(head_cols):
-            out[chunk.head_at + j] = column[chunk.h0 : chunk.h1]
-        for j, column in enumerate(event_cols):
-            out[chunk.event_at + j] = column[chunk.e0 : chunk.e1]
-        yield "".join(out.tolist())
+        for i, column in enumerate(head_cols):
+            out[chunk.head_at + i] = column[chunk.h0 : chunk.h1]
+        for i, column in enumerate(event_cols):
+            out[chunk.event_at + i] = column[chunk.e0 : chunk.e1]
+        return "".join(out.tolist())
+
+    return [functools.partial(part, j) for j in range(len(every))]
 
 
 def _combo_cells(analysed: AnalysedTrace, cols: KernelColumns, w: list[int],

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.launch_chain import ATTRIBUTIONS
-from profiling.analysis.listing_chunks import Chunk, chunks
+from profiling.analysis.listing_chunks import Chunk, Chunks
 from profiling.analysis.regions import INSTANCE_COL as _COL
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.stored_regions import instance_names, instance_table
@@ -73,9 +73,16 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
     """``kernels_json``'s text in chunks of ``per`` heads and events (``listing_chunks``),
     to write as they come: the text of a 1 GB trace's 38,400 instances is 150 MB,
     and one instance may hold most of it; it is never held at once."""
+    return (part() for part in kernels_json_tasks(analysed, instances, per))
+
+
+def kernels_json_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
+                       per: int = 1 << 14) -> list[Callable[[], str]]:
+    """``kernels_json_parts`` as parts to make in any order (side by side:
+    ``tui.parallel_write``): the listing's columns are made now, each part's text
+    when it is called."""
     if not instances:
-        yield "[]"
-        return
+        return [lambda: "[]"]
     cols = kernel_columns(analysed, instances)
     pre, post = _event_texts(analysed, cols)
     names, heads = instance_heads(analysed, instances, cols)
@@ -86,11 +93,16 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
     last = np.zeros(cols.rows.shape[0], dtype=np.int64)  # 1: its instance's last event
     last[cols.ptr[1:][counts > 0] - 1] = 1
     closing = 2 * cols.combo + last  # each event's row of post_obj
-    for chunk in chunks(cols.ptr, per, _H, _E):
+    every = Chunks(cols.ptr, per, _H, _E)
+
+    def part(j: int) -> str:
+        chunk = every[j]
         events = slice(chunk.e0, chunk.e1)
-        yield _chunk_text(analysed, cols, names, heads, chunk, pre_obj[cols.combo[events]],
-                          post_obj[closing[events]])
-    yield "\n]"
+        text = _chunk_text(analysed, cols, names, heads, chunk, pre_obj[cols.combo[events]],
+                           post_obj[closing[events]])
+        return text + "\n]" if j == len(every) - 1 else text
+
+    return [functools.partial(part, j) for j in range(len(every))]
 
 
 def objects(texts: list[str]) -> np.ndarray:

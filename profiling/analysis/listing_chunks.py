@@ -17,8 +17,9 @@ are each one contiguous range, found by binary search.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -37,25 +38,46 @@ class Chunk:
     size: int
 
 
-def chunks(ptr: np.ndarray, per: int, head_pieces: int,
-           event_pieces: int) -> Iterator[Chunk]:
+class Chunks(Sequence[Chunk]):
     """The chunks of a listing whose instance ``i`` has events ``ptr[i]:ptr[i+1]``,
     each of at most ``per`` units (``head_pieces`` pieces per head,
-    ``event_pieces`` per event), in order."""
-    ptr = np.asarray(ptr, dtype=np.int64)
-    k = ptr.shape[0] - 1
-    n = int(ptr[-1]) if k >= 0 else 0
-    owner = np.repeat(np.arange(k, dtype=np.int64), np.diff(ptr))
-    head_unit = np.arange(k, dtype=np.int64) + ptr[:-1]
-    event_unit = owner + 1 + np.arange(n, dtype=np.int64)
-    for u0 in range(0, k + n, max(per, 1)):
-        u1 = u0 + max(per, 1)
-        h0, h1 = np.searchsorted(head_unit, [u0, u1]).tolist()
-        e0, e1 = np.searchsorted(event_unit, [u0, u1]).tolist()
-        head_at = head_pieces * np.arange(h1 - h0, dtype=np.int64) \
-            + event_pieces * (ptr[h0:h1] - e0)
-        heads_before = np.maximum(owner[e0:e1] - h0 + 1, 0)
-        event_at = head_pieces * heads_before \
-            + event_pieces * np.arange(e1 - e0, dtype=np.int64)
-        yield Chunk(h0, h1, e0, e1, head_at, event_at,
-                    head_pieces * (h1 - h0) + event_pieces * (e1 - e0))
+    ``event_pieces`` per event), in order; each made when asked for, so that the
+    parts of a listing can be handed out before any is made (``tui.parallel_write``)."""
+
+    def __init__(self, ptr: np.ndarray, per: int, head_pieces: int, event_pieces: int) -> None:
+        self.ptr = np.asarray(ptr, dtype=np.int64)
+        k = self.ptr.shape[0] - 1
+        n = int(self.ptr[-1]) if k >= 0 else 0
+        self.per, self.pieces = max(per, 1), (head_pieces, event_pieces)
+        self.owner = np.repeat(np.arange(k, dtype=np.int64), np.diff(self.ptr))
+        self.head_unit = np.arange(k, dtype=np.int64) + self.ptr[:-1]
+        self.event_unit = self.owner + 1 + np.arange(n, dtype=np.int64)
+        self.units = k + n
+
+    def __len__(self) -> int:
+        return -(-self.units // self.per)
+
+    @overload
+    def __getitem__(self, j: int) -> Chunk: ...
+    @overload
+    def __getitem__(self, j: slice) -> list[Chunk]: ...
+
+    def __getitem__(self, j: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        u0 = (j % len(self)) * self.per
+        u1, ptr, (hp, ep) = u0 + self.per, self.ptr, self.pieces
+        h0, h1 = np.searchsorted(self.head_unit, [u0, u1]).tolist()
+        e0, e1 = np.searchsorted(self.event_unit, [u0, u1]).tolist()
+        head_at = hp * np.arange(h1 - h0, dtype=np.int64) + ep * (ptr[h0:h1] - e0)
+        heads_before = np.maximum(self.owner[e0:e1] - h0 + 1, 0)
+        event_at = hp * heads_before + ep * np.arange(e1 - e0, dtype=np.int64)
+        return Chunk(h0, h1, e0, e1, head_at, event_at, hp * (h1 - h0) + ep * (e1 - e0))
+
+
+def chunks(ptr: np.ndarray, per: int, head_pieces: int,
+           event_pieces: int) -> Iterator[Chunk]:
+    """``Chunks``, one after the other."""
+    return iter(Chunks(ptr, per, head_pieces, event_pieces))

@@ -16,8 +16,8 @@ run inline, in order.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -81,15 +81,30 @@ def shares(weight: np.ndarray, least: int) -> list[int]:
     return sorted({0, n, *(int(c) for c in cuts if 0 < c < n)})
 
 
+def close_pool() -> None:
+    """End this process's pool, if it has one (the next step starts a new one): a
+    process about to fork keeps no idle thread (``tui.parallel_write``)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.pop(os.getpid(), None)
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
+_POOLS: dict[int, ThreadPoolExecutor | None] = {}
+"""Each process's pool, by process id: a forked child has none of its parent's threads."""
+_POOLS_LOCK = threading.Lock()
+
+
 def _pool() -> ThreadPoolExecutor | None:
-    return _pool_of(os.getpid())  # a forked child has none of its parent's threads
+    pid = os.getpid()
+    with _POOLS_LOCK:  # the TUI loads several traces at once, each on a thread
+        if pid not in _POOLS:
+            workers = min(MAX_THREADS, usable_cores())
+            _POOLS[pid] = None if workers < 2 else _new_pool(workers)
+        return _POOLS[pid]
 
 
-@cache
-def _pool_of(pid: int) -> ThreadPoolExecutor | None:
-    workers = min(MAX_THREADS, usable_cores())
-    if workers < 2:
-        return None
+def _new_pool(workers: int) -> ThreadPoolExecutor:
     # here, not at the top: a reopen (no build_trace) skips concurrent.futures
     from concurrent.futures import ThreadPoolExecutor
 

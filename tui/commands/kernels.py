@@ -60,18 +60,26 @@ def run(args: argparse.Namespace) -> int:
 
         print(visible(note), file=sys.stderr)  # once the listing is sure: errors stay one line
     if args.json:  # the text json.dumps(indent=1) gives, written from columns (fast)
-        from profiling.analysis.kernels_json import kernels_json_parts
+        from profiling.analysis.kernels_json import kernels_json_tasks
 
-        for part in kernels_json_parts(analysis, selected):
-            sys.stdout.write(part)
-        sys.stdout.write("\n")
-        return 0
-    from tui.kernels_text import kernels_text_parts
+        parts, end = kernels_json_tasks(analysis, selected), "\n"
+    else:
+        from tui.kernels_text import kernels_text_tasks
 
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-    for part in kernels_text_parts(analysis, selected, width):
-        sys.stdout.write(part)
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        parts, end = kernels_text_tasks(analysis, selected, width), ""
+    from tui.parallel_write import write_parts
+
+    write_parts(parts, _jobs(args))  # a long listing's parts made side by side
+    sys.stdout.write(end)
     return 0
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    """The processes the listing may use: ``--jobs``, else every usable core."""
+    from profiling.cores import usable_cores
+
+    return args.jobs if getattr(args, "jobs", None) else usable_cores()
 
 
 def _select(analysis: Any, region: str) -> Sequence[Any]:

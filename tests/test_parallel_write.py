@@ -1,0 +1,172 @@
+"""``tui.parallel_write``: a listing's parts made by forked workers reach stdout in
+order, exactly the serial text; a worker that fails or is killed, and a reader that
+goes away, end the command instead of hanging it; with another thread alive
+nothing is forked.  The forking cases run in a fresh interpreter, where no thread
+of this test process (Textual's, a pool's) could make the writer stay serial."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, SAMPLE_TRACES
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="workers are forked on Linux only")
+
+PID_PARTS = """
+import functools, os, sys
+from tui.parallel_write import write_parts
+
+def part(i):
+    {body}
+    return f"{{i}} {{os.getpid()}}\\n" * (i % 3 + 1)
+
+parts = [functools.partial(part, i) for i in range({n})]
+try:
+    write_parts(parts, {jobs})
+except BrokenPipeError:
+    print("broken pipe", file=sys.stderr)
+except RuntimeError as exc:
+    print(f"error: {{exc}}", file=sys.stderr)
+    sys.exit(70)
+else:
+    sys.stdout.write("end\\n")
+"""
+
+
+def run_script(code: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
+                          text=True, timeout=120, env=env, cwd=REPO, check=False)
+
+
+def pid_script(n: int, jobs: int, body: str = "pass") -> str:
+    return PID_PARTS.format(n=n, jobs=jobs, body=body)
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 8])
+def test_parts_come_in_order_from_every_worker(jobs: int) -> None:
+    done = run_script(pid_script(23, jobs))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "end"
+    pairs = [line.split() for line in lines[:-1]]
+    assert [int(i) for i, _ in pairs] == [i for i in range(23) for _ in range(i % 3 + 1)]
+    owner = {int(i): pid for i, pid in pairs}
+    assert len(set(owner.values())) == jobs  # each worker made its share ...
+    assert all(owner[i] == owner[i % jobs] for i in owner)  # ... round robin
+
+
+def test_one_job_or_one_part_stays_in_this_process() -> None:
+    for n, jobs in ((23, 1), (1, 8)):
+        done = run_script(pid_script(n, jobs))
+        assert done.returncode == 0, done.stderr
+        assert len({line.split()[1] for line in done.stdout.splitlines()[:-1]}) == 1
+
+
+def test_a_failing_worker_ends_the_command() -> None:
+    body = "if i == 5: raise ValueError('boom')"  # worker 5 % 3 = 2 of 3
+    done = run_script(pid_script(23, 3, body))
+    assert done.returncode == 70
+    assert "error: worker 2 making the listing failed (exit status 1)" in done.stderr
+    assert [int(line.split()[0]) for line in done.stdout.splitlines()][-1] < 5
+
+
+def test_a_killed_worker_ends_the_command() -> None:
+    body = "if i == 5: os.kill(os.getpid(), 9)"  # worker 1 of 4
+    done = run_script(pid_script(23, 4, body))
+    assert done.returncode == 70
+    assert "worker 1 making the listing failed (exit status -9)" in done.stderr
+
+
+def test_a_reader_that_goes_away_ends_every_worker() -> None:
+    code = pid_script(4000, 4, "import time; time.sleep(0.001)")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=REPO)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(64)
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0
+    assert "broken pipe" in proc.stderr.read().decode()
+
+
+def test_another_thread_keeps_the_parts_in_this_process(tmp_path: Path) -> None:
+    from tui.parallel_write import write_parts
+
+    stop = threading.Event()
+    waiter = threading.Thread(target=stop.wait)
+    waiter.start()
+    try:
+        with open(tmp_path / "out.txt", "w") as out:
+            write_parts([lambda: f"{os.getpid()}\n"] * 5, 4, out)
+    finally:
+        stop.set()
+        waiter.join()
+    assert set((tmp_path / "out.txt").read_text().split()) == {str(os.getpid())}
+
+
+LISTING = """
+import sys
+from profiling.trace import load_trace
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.kernels_json import kernels_json_tasks
+from tui.kernels_text import kernels_text_tasks
+from tui.parallel_write import write_parts
+
+a = AnalysedTrace(load_trace(sys.argv[1], use_cache=False))
+instances = a.regions.instances
+if sys.argv[2] == "json":
+    write_parts(kernels_json_tasks(a, instances, per=8), 3)
+else:
+    write_parts(kernels_text_tasks(a, instances, width=100, per=8), 3)
+"""
+
+
+@pytest.mark.parametrize("kind", ["json", "text"])
+def test_a_kernels_listing_from_workers_is_the_serial_text(kind: str) -> None:
+    from profiling.analysis.analysed import AnalysedTrace
+    from profiling.analysis.kernels_json import kernels_json, kernels_json_tasks
+    from profiling.trace import load_trace
+    from tui.kernels_text import kernels_text_parts
+
+    path = SAMPLE_TRACES / "naive.json.gz"
+    a = AnalysedTrace(load_trace(str(path), use_cache=False))
+    instances = a.regions.instances
+    want = (kernels_json(a, instances) if kind == "json"
+            else "".join(kernels_text_parts(a, instances, width=100)))
+    assert len(kernels_json_tasks(a, instances, per=8)) > 3  # a share for each worker
+    done = run_script(LISTING, str(path), kind)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == want
+    if kind == "json":
+        assert len(json.loads(done.stdout)) == len(instances)
+
+
+def test_the_kernels_command_lists_the_same_with_any_jobs(write_trace) -> None:
+    """A listing of 27,000 heads and events: two parts (``kernels_json_tasks``'
+    16,384 units each), so ``--jobs 3`` forks a worker for the second."""
+    from tests.test_analysis_regions import synthetic_steps
+
+    path = write_trace(synthetic_steps(300))
+    outputs = {}
+    for jobs in ("1", "3"):
+        for form in ("--json", "text"):
+            done = run_script("from tui.cli import main; raise SystemExit(main())",
+                              "kernels", str(path), "--region", "attn_fwd", "--no-cache",
+                              "--jobs", jobs, *([form] if form == "--json" else []))
+            assert done.returncode == 0, done.stderr
+            outputs[jobs, form] = done.stdout
+    assert outputs["1", "--json"] == outputs["3", "--json"]
+    assert outputs["1", "text"] == outputs["3", "text"]
+    listing = json.loads(outputs["3", "--json"])
+    assert len(listing) == 3000 and outputs["3", "--json"].endswith("]\n")
+    assert [i["instance"] for i in listing] == list(range(3000))
+    assert all(len(i["kernels"]) == 8 for i in listing)

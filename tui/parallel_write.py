@@ -1,0 +1,151 @@
+"""A long listing's parts made side by side by forked workers, written in order.
+
+WHY: a reopened ``kernels --json`` of a 1 GB trace writes 160 MB of text, and
+making it (Python joins of NumPy-picked pieces, one core) is half of the
+command: on the 16-core H200 0.10-0.15 s of 0.3 s.  The parts are independent
+once the listing's columns are made, and the columns are mapped or computed
+before the fork, so each worker reads them without a copy.
+
+Round robin: worker ``k`` of ``W`` (the parent is worker 0) makes parts ``k``,
+``k + W``, ... and writes each when the one before it is written, a byte handed
+around a ring of pipes saying so.  At most one part per worker is held at once,
+and the text reaches stdout as it comes (a ``| head`` sees it early, a pipe is
+never overtaken).  A worker that dies closes its end of the ring: the next one
+reads end-of-file and gives up, and so on round the ring, so nobody waits forever
+and the parent, which reaps every child, reports it.
+
+Only where forking is safe and cheap: Linux, no thread but the main one (a fork
+copies no other thread; a lock one of them held would stay held in the child),
+and a real file descriptor for stdout.  Elsewhere the parts are made and written
+one after the other, the same text.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+MAX_WORKERS = 8
+"""More workers than this bought nothing on the H200 (16 cores): writing the parts
+is one after the other, and each fork costs a little."""
+
+_BROKEN_PIPE = 3
+_PREDECESSOR_GONE = 4
+_FAILED = 1
+
+
+def write_parts(parts: Sequence[Callable[[], str]], jobs: int,
+                out: TextIO | None = None) -> None:
+    """Write each part's text to ``out`` (stdout), in order; with ``jobs`` > 1 and
+    more than one part, made by up to ``jobs`` processes (``MAX_WORKERS`` at most).
+    Raises ``BrokenPipeError`` when the reader of ``out`` went away."""
+    out = sys.stdout if out is None else out
+    workers = min(jobs, len(parts), MAX_WORKERS)
+    fd = _fork_target(out) if workers > 1 else None
+    if fd is None:
+        for part in parts:
+            out.write(part())
+        return
+    out.flush()  # what the parent wrote before must come first, and only once
+    _Ring(parts, workers, fd, out.encoding, out.errors or "strict").run()
+
+
+def _fork_target(out: TextIO) -> int | None:
+    """``out``'s file descriptor when the parts may be made by forked workers."""
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return None
+    from profiling.trace.column_threads import close_pool
+
+    close_pool()  # the analysis' idle threads: none may be copied into a child
+    if threading.active_count() > 1:
+        return None
+    try:
+        return out.fileno()
+    except (AttributeError, OSError, ValueError):  # io.StringIO, a closed stream
+        return None
+
+
+class _Ring:
+    """The workers of one listing: ``pipes[k]`` carries worker ``k``'s "written"
+    to worker ``k + 1`` (mod ``workers``)."""
+
+    def __init__(self, parts: Sequence[Callable[[], str]], workers: int, fd: int,
+                 encoding: str, errors: str) -> None:
+        self.parts, self.workers, self.fd = parts, workers, fd
+        self.encoding, self.errors = encoding, errors
+        self.pipes = [os.pipe() for _ in range(workers)]
+        self.open = {end for pipe in self.pipes for end in pipe}
+
+    def run(self) -> None:
+        """Fork workers 1.., work as worker 0, reap every child; raise what went wrong."""
+        children: dict[int, int] = {}
+        try:
+            for k in range(1, self.workers):
+                pid = os.fork()
+                if pid == 0:
+                    os._exit(self._child(k))
+                children[pid] = k
+            own = self._work_as(0)
+        finally:
+            self._close(*self.open)  # a child waiting on the parent reads EOF and stops
+            codes = _reap(children)
+        if own == _BROKEN_PIPE or _BROKEN_PIPE in codes.values():
+            raise BrokenPipeError
+        failed = [k for k, code in sorted(codes.items()) if code not in (0, _PREDECESSOR_GONE)]
+        if failed:  # (the workers after a failed one stop with _PREDECESSOR_GONE)
+            raise RuntimeError(f"worker {failed[0]} making the listing failed (exit status "
+                               f"{codes[failed[0]]}); with --jobs 1 it is made in this "
+                               "process, where --debug shows why")
+
+    def _child(self, k: int) -> int:
+        """Worker ``k``'s exit status (never returns into the parent's code)."""
+        try:
+            return self._work_as(k)
+        except BaseException:  # noqa: BLE001 - a child must reach os._exit, whatever happens
+            return _FAILED
+
+    def _work_as(self, k: int) -> int:
+        """Make and write worker ``k``'s parts in turn; 0, or why it stopped.  Every
+        end of the ring but its own two is closed first, so that when a worker dies,
+        the one after it reads end-of-file instead of waiting."""
+        before = self.pipes[(k - 1) % self.workers][0]
+        after = self.pipes[k][1]
+        self._close(*(self.open - {before, after}))
+        n = len(self.parts)
+        for i in range(k, n, self.workers):
+            data = self.parts[i]().encode(self.encoding, self.errors)
+            if i > 0 and os.read(before, 1) == b"":
+                return _PREDECESSOR_GONE
+            try:
+                _write_all(self.fd, data)
+            except BrokenPipeError:
+                return _BROKEN_PIPE
+            if i + 1 < n:
+                try:
+                    os.write(after, b".")
+                except BrokenPipeError:  # the next worker is gone: it says why
+                    return _PREDECESSOR_GONE
+        return 0
+
+    def _close(self, *ends: int) -> None:
+        for end in ends:
+            self.open.discard(end)
+            os.close(end)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _reap(children: dict[int, int]) -> dict[int, int]:
+    """Wait for every child; each worker's exit status by worker number."""
+    codes = {}
+    for pid, k in children.items():
+        _, status = os.waitpid(pid, 0)
+        codes[k] = os.waitstatus_to_exitcode(status)
+    return codes
