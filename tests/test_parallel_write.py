@@ -64,6 +64,17 @@ def test_parts_come_in_order_from_every_worker(jobs: int) -> None:
     assert all(owner[i] == owner[i % jobs] for i in owner)  # ... round robin
 
 
+def test_the_analysis_pool_is_closed_for_the_fork() -> None:
+    """The reopen's range checks leave ``column_threads``' idle pool behind: it is
+    closed, then the workers are forked."""
+    pool = ("from profiling.trace import column_threads as ct\n"
+            "assert ct.in_threads(lambda: 1, lambda: 2, rows=1 << 20) == [1, 2]\n"
+            "import threading; assert threading.active_count() > 1 or ct.threads() == 1\n")
+    done = run_script(pool + pid_script(9, 3))
+    assert done.returncode == 0, done.stderr
+    assert len({line.split()[1] for line in done.stdout.splitlines()[:-1]}) == 3
+
+
 def test_one_job_or_one_part_stays_in_this_process() -> None:
     for n, jobs in ((23, 1), (1, 8)):
         done = run_script(pid_script(n, jobs))

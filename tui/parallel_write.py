@@ -55,12 +55,12 @@ def write_parts(parts: Sequence[Callable[[], str]], jobs: int,
 
 def _fork_target(out: TextIO) -> int | None:
     """``out``'s file descriptor when the parts may be made by forked workers."""
-    if not sys.platform.startswith("linux") or threading.active_count() > 1:
+    if not sys.platform.startswith("linux"):
         return None
     from profiling.trace.column_threads import close_pool
 
     close_pool()  # the analysis' idle threads: none may be copied into a child
-    if threading.active_count() > 1:
+    if threading.active_count() > 1:  # another thread at work: nothing is forked
         return None
     try:
         return out.fileno()
