@@ -41,10 +41,16 @@ else:
 """
 
 
+def script_env() -> dict[str, str]:
+    """This environment, with the repository first on the path (and the rest kept:
+    a machine may bring its packages through PYTHONPATH)."""
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
 def run_script(code: str, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
-                          text=True, timeout=120, env=env, cwd=REPO, check=False)
+                          text=True, timeout=120, env=script_env(), cwd=REPO, check=False)
 
 
 def pid_script(n: int, jobs: int, body: str = "pass") -> str:
@@ -99,9 +105,8 @@ def test_a_killed_worker_ends_the_command() -> None:
 
 def test_a_reader_that_goes_away_ends_every_worker() -> None:
     code = pid_script(4000, 4, "import time; time.sleep(0.001)")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, cwd=REPO)
+                            stderr=subprocess.PIPE, env=script_env(), cwd=REPO)
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.read(64)
     proc.stdout.close()

@@ -172,8 +172,11 @@ def _device_index(a: AnalysedTrace, groups: Sequence[Sequence[RegionInstance]]) 
     trace = a.trace
     lo = np.concatenate([instance_column(g, "launch_lo") for g in groups] or [_NONE])
     hi = np.concatenate([instance_column(g, "launch_hi") for g in groups] or [_NONE])
-    lanes, counts = np.unique(trace.lane[a.links.by_launch[concat_ranges(lo, hi)]],
-                              return_counts=True)
+    # lanes are small numbers: counted in one pass (a sort of 300,000 rows was 10 ms)
+    per_lane = np.bincount(trace.lane[a.links.by_launch[concat_ranges(lo, hi)]],
+                           minlength=len(trace.lanes))
+    lanes = np.flatnonzero(per_lane)
+    counts = per_lane[lanes]
     pids = _pid_counts(trace, lanes, counts, counts)
     if not pids:
         return None
@@ -255,6 +258,8 @@ def _tflops_each(flops: float | None, device_us: np.ndarray) -> tuple[float | No
         return (None,) * device_us.shape[0]
     with np.errstate(divide="ignore", invalid="ignore"):  # a zero time gives None below
         rates = (float(flops) / (device_us * 1e-6) / 1e12).tolist()
+    if bool((device_us > 0).all()):
+        return tuple(rates)
     return tuple(r if d > 0 else None for r, d in zip(rates, device_us.tolist(), strict=True))
 
 
