@@ -253,6 +253,7 @@ def test_bounds_that_disagree_with_the_columns_are_not_taken(write_trace, user_c
 @pytest.mark.parametrize("threads", [False, True], ids=["inline", "threads"])
 @pytest.mark.parametrize("column, value", [("name_id", "top"), ("kind", 200), ("dur_ns", -5),
                                            ("depth", -1), ("lane", "unsorted"),
+                                           ("lane", "first below"), ("lane", "last above"),
                                            ("source_index", "top"), ("cat_id", -1)])
 def test_a_column_out_of_range_is_rebuilt(write_trace, user_cache, monkeypatch, threads,
                                           column, value):
@@ -268,6 +269,10 @@ def test_a_column_out_of_range_is_rebuilt(write_trace, user_cache, monkeypatch, 
     data = np.load(target)
     if value == "unsorted":
         data[0], data[-1] = data[-1], data[0]
+    elif value == "first below":  # still in order: only its ends show it
+        data[0] = -1
+    elif value == "last above":
+        data[-1] = len(good.lanes)
     elif value == "top":  # beyond the strings or the file's entries, in any width
         data[len(data) // 2] = np.iinfo(data.dtype).max
     else:

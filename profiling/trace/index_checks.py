@@ -81,9 +81,14 @@ def _in_range(column: np.ndarray, part: slice, limit: int | None, ordered: bool)
     piece = column[max(part.start - 1, 0) : part.stop] if ordered else column[part]
     if piece.size == 0:
         return False
-    if ordered and bool((piece[1:] < piece[:-1]).any()):
-        return True
-    return int(piece.min()) < 0 or (limit is not None and int(piece.max()) >= limit)
+    if ordered:  # in order, its least and greatest values are its ends: one pass, not three
+        if bool((piece[1:] < piece[:-1]).any()):
+            return True
+        low, high = int(piece[0]), int(piece[-1])
+    else:  # an unsigned column needs no pass for its least value
+        low = 0 if piece.dtype.kind == "u" else int(piece.min())
+        high = int(piece.max()) if limit is not None else 0
+    return low < 0 or (limit is not None and high >= limit)
 
 
 def bounds_fit(bounds: dict[str, int], trace: Trace) -> bool:
