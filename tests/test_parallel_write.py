@@ -167,8 +167,8 @@ def test_a_kernels_listing_from_workers_is_the_serial_text(kind: str) -> None:
 
 
 def test_the_kernels_command_lists_the_same_with_any_jobs(write_trace) -> None:
-    """A listing of 27,000 heads and events: two parts (``kernels_json_tasks``'
-    16,384 units each), so ``--jobs 3`` forks a worker for the second."""
+    """A listing of 27,000 heads and events: four parts (``PART_UNITS`` each), so
+    ``--jobs 3`` forks two workers."""
     from tests.test_analysis_regions import synthetic_steps
 
     path = write_trace(synthetic_steps(300))

@@ -22,7 +22,7 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.kernels_json import instance_heads, objects
 from profiling.analysis.launch_chain import ATTRIBUTIONS
-from profiling.analysis.listing_chunks import Chunks
+from profiling.analysis.listing_chunks import PART_UNITS, Chunks
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.time_texts import ns_texts
 from profiling.trace.model import NO_ID, Kind, Trace
@@ -38,7 +38,7 @@ _H, _E = 9, 4
 
 
 def kernels_text_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
-                       width: int | None = None, per: int = 1 << 14) -> Iterator[str]:
+                       width: int | None = None, per: int = PART_UNITS) -> Iterator[str]:
     """The listing's text in chunks of ``per`` heads and events; ``width``: the
     terminal's columns, to cut names and chains to (None: not a terminal)."""
     return (part() for part in kernels_text_tasks(analysed, instances, width, per))
@@ -46,7 +46,7 @@ def kernels_text_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
 
 def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
                        width: int | None = None,
-                       per: int = 1 << 14) -> list[Callable[[], str]]:
+                       per: int = PART_UNITS) -> list[Callable[[], str]]:
     """``kernels_text_parts`` as parts to make in any order (``tui.parallel_write``):
     the columns and their widths now, each part's text when it is called."""
     if not instances:

@@ -1,10 +1,11 @@
 """A long listing's parts made side by side by forked workers, written in order.
 
-WHY: a reopened ``kernels --json`` of a 1 GB trace writes 160 MB of text, and
-making it (Python joins of NumPy-picked pieces, one core) is half of the
-command: on the 16-core H200 0.10-0.15 s of 0.3 s.  The parts are independent
-once the listing's columns are made, and the columns are mapped or computed
-before the fork, so each worker reads them without a copy.
+WHY: a reopened ``kernels --json`` of a 1 GB trace writes 162 MB of text, and
+making it (Python joins of NumPy-picked pieces, one core) was half of the
+command: on the 16-core H200 0.12-0.19 s of about 0.3 s; with 8 workers it is
+0.05 s.  The parts are independent once the listing's columns are made, and the
+columns are mapped or computed before the fork, so each worker reads them
+without a copy.
 
 Round robin: worker ``k`` of ``W`` (the parent is worker 0) makes parts ``k``,
 ``k + W``, ... and writes each when the one before it is written, a byte handed

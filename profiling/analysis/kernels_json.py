@@ -28,7 +28,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kernel_columns
 from profiling.analysis.launch_chain import ATTRIBUTIONS
-from profiling.analysis.listing_chunks import Chunk, Chunks
+from profiling.analysis.listing_chunks import PART_UNITS, Chunk, Chunks
 from profiling.analysis.regions import INSTANCE_COL as _COL
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.stored_regions import instance_names, instance_table
@@ -69,7 +69,7 @@ def kernels_json(analysed: AnalysedTrace, instances: Sequence[RegionInstance]) -
 
 
 def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
-                       per: int = 1 << 14) -> Iterator[str]:
+                       per: int = PART_UNITS) -> Iterator[str]:
     """``kernels_json``'s text in chunks of ``per`` heads and events (``listing_chunks``),
     to write as they come: the text of a 1 GB trace's 38,400 instances is 150 MB,
     and one instance may hold most of it; it is never held at once."""
@@ -77,7 +77,7 @@ def kernels_json_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
 
 
 def kernels_json_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
-                       per: int = 1 << 14) -> list[Callable[[], str]]:
+                       per: int = PART_UNITS) -> list[Callable[[], str]]:
     """``kernels_json_parts`` as parts to make in any order (side by side:
     ``tui.parallel_write``): the listing's columns are made now, each part's text
     when it is called."""

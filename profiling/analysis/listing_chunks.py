@@ -23,6 +23,11 @@ from typing import overload
 
 import numpy as np
 
+PART_UNITS = 1 << 13
+"""Heads and events per part of a listing: on the 16-core H200, eight workers made a
+1 GB trace's ``kernels --json`` in 46-57 ms with parts of 8,192, 59-71 ms with
+16,384 (more parts to go round); one process took the same time with either."""
+
 
 @dataclass(frozen=True)
 class Chunk:
