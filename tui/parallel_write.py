@@ -30,8 +30,9 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 MAX_WORKERS = 8
-"""More workers than this bought nothing on the H200 (16 cores): writing the parts
-is one after the other, and each fork costs a little."""
+"""On the 16-core H200, 8 workers made a 1 GB trace's listing in 46-57 ms, 4 in 64-70 ms;
+more were not tried: the parts are written one after the other, so each worker added
+buys less, and each fork costs a little."""
 
 _BROKEN_PIPE = 3
 _PREDECESSOR_GONE = 4
