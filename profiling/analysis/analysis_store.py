@@ -11,7 +11,7 @@ files and a ``part.json`` with the rest.  A reopen maps the arrays
 (``mmap_mode="r"``) and decodes the small JSON.
 
 Never stale: ``part.json`` carries the index's key (which hashes the trace's
-size, mtime, first and last MiB and ``LOADER_VERSION``), ``ANALYSIS_VERSION``
+size, mtime, ctime, first and last MiB and ``LOADER_VERSION``), ``ANALYSIS_VERSION``
 (in the key and the folder's name) and a hash of the analysis and loader source
 (``code_digest``: an edit that changes a result without bumping the version
 still never reads the old result); a part whose key differs is ignored and
