@@ -1,4 +1,4 @@
-"""``listing_chunks.chunks`` lays out every head and event once, in listing order,
+"""``listing_chunks.Chunks`` lays out every head and event once, in listing order,
 in chunks of at most ``per`` units, whatever the sizes of the instances."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profiling.analysis.listing_chunks import chunks
+from profiling.analysis.listing_chunks import Chunks
 
 
 def layout(counts: list[int]) -> list[tuple[str, int]]:
@@ -27,7 +27,7 @@ def layout(counts: list[int]) -> list[tuple[str, int]]:
 def test_chunks_lay_out_the_listing_in_order(counts, per, hp, ep):
     ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     got: list[tuple[str, int]] = []
-    for c in chunks(ptr, per, hp, ep):
+    for c in Chunks(ptr, per, hp, ep):
         assert (c.h1 - c.h0) + (c.e1 - c.e0) <= per
         assert c.size == hp * (c.h1 - c.h0) + ep * (c.e1 - c.e0)
         slots: list = [None] * c.size
@@ -44,11 +44,11 @@ def test_chunks_lay_out_the_listing_in_order(counts, per, hp, ep):
 
 def test_one_huge_instance_is_split():
     ptr = np.array([0, 3, 100_003, 100_005])
-    cs = list(chunks(ptr, 1000, 11, 6))
+    cs = list(Chunks(ptr, 1000, 11, 6))
     assert max((c.h1 - c.h0) + (c.e1 - c.e0) for c in cs) <= 1000
     assert sum(c.h1 - c.h0 for c in cs) == 3 and sum(c.e1 - c.e0 for c in cs) == 100_005
     assert len(cs) == -(-(3 + 100_005) // 1000)
 
 
 def test_an_empty_listing_has_no_chunks():
-    assert list(chunks(np.array([0]), 10, 11, 6)) == []
+    assert list(Chunks(np.array([0]), 10, 11, 6)) == []

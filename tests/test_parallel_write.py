@@ -151,14 +151,15 @@ def test_a_kernels_listing_from_workers_is_the_serial_text(kind: str) -> None:
     from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.kernels_json import kernels_json, kernels_json_tasks
     from profiling.trace import load_trace
-    from tui.kernels_text import kernels_text_parts
+    from tui.kernels_text import kernels_text_parts, kernels_text_tasks
 
     path = SAMPLE_TRACES / "naive.json.gz"
     a = AnalysedTrace(load_trace(str(path), use_cache=False))
     instances = a.regions.instances
     want = (kernels_json(a, instances) if kind == "json"
             else "".join(kernels_text_parts(a, instances, width=100)))
-    assert len(kernels_json_tasks(a, instances, per=8)) > 3  # a share for each worker
+    tasks = kernels_json_tasks if kind == "json" else kernels_text_tasks
+    assert len(tasks(a, instances, per=8)) > 3  # a share for each worker
     done = run_script(LISTING, str(path), kind)
     assert done.returncode == 0, done.stderr
     assert done.stdout == want

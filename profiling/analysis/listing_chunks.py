@@ -17,7 +17,7 @@ are each one contiguous range, found by binary search.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import overload
 
@@ -81,8 +81,3 @@ class Chunks(Sequence[Chunk]):
         event_at = hp * heads_before + ep * np.arange(e1 - e0, dtype=np.int64)
         return Chunk(h0, h1, e0, e1, head_at, event_at, hp * (h1 - h0) + ep * (e1 - e0))
 
-
-def chunks(ptr: np.ndarray, per: int, head_pieces: int,
-           event_pieces: int) -> Iterator[Chunk]:
-    """``Chunks``, one after the other."""
-    return iter(Chunks(ptr, per, head_pieces, event_pieces))

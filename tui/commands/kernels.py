@@ -68,18 +68,12 @@ def run(args: argparse.Namespace) -> int:
 
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
         parts, end = kernels_text_tasks(analysis, selected, width), ""
+    from profiling.trace.loader import default_jobs  # --jobs, else every usable core
     from tui.parallel_write import write_parts
 
-    write_parts(parts, _jobs(args))  # a long listing's parts made side by side
+    write_parts(parts, default_jobs())  # a long listing's parts made side by side
     sys.stdout.write(end)
     return 0
-
-
-def _jobs(args: argparse.Namespace) -> int:
-    """The processes the listing may use: ``--jobs``, else every usable core."""
-    from profiling.cores import usable_cores
-
-    return args.jobs if getattr(args, "jobs", None) else usable_cores()
 
 
 def _select(analysis: Any, region: str) -> Sequence[Any]:
