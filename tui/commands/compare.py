@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         doc = [item.as_json() for item in items]
         from profiling.analysis.json_text import dumps_indent1
 
-        sys.stdout.write(dumps_indent1(doc, allow_nan=False, default=str) + "\n")
+        sys.stdout.write(dumps_indent1(doc, number_lists=True, allow_nan=False, default=str) + "\n")
     elif args.markdown:
         sys.stdout.write(markdown(items))
     else:
