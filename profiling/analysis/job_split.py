@@ -19,14 +19,16 @@ the file holds them (the merger's own rank order), from 0.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from profiling.analysis.correlation import rank_label, ranks_in
 from profiling.analysis.job import RankInfo, align_offsets
-from profiling.analysis.job_merge import Job, merge_ranks
 from profiling.trace.model import Group, Lane, Trace
+
+if TYPE_CHECKING:
+    from profiling.analysis.job_merge import Job
 
 _ROW_COLUMNS = ("ts_ns", "dur_ns", "name_id", "cat_id", "kind", "ph", "depth", "correlation",
                 "external_id", "stream", "source_index", "device_type", "op_input")
@@ -107,4 +109,6 @@ def merged_file_job(trace: Trace, path: str, alignment: str = "clock") -> Job | 
     backend = str((trace.metadata.get("distributedInfo") or {}).get("backend") or "")
     infos = [RankInfo(path, k, len(traces), backend) for k in range(len(traces))]
     offsets, note = align_offsets(traces, alignment)
+    from profiling.analysis.job_merge import merge_ranks  # a job's merge, not compare's split
+
     return merge_ranks(traces, infos, offsets, path, alignment, f"{note} (one merged file)")

@@ -19,7 +19,7 @@ msgspec (about ten times faster) and put in the text in place of a placeholder.
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from typing import Any
 
 import msgspec
@@ -38,7 +38,7 @@ def dumps_indent1(doc: Any, *, number_lists: bool = False, **kwargs: Any) -> str
     numbers and write those with msgspec (a walk of the document: only for one with
     few containers and long lists, as ``compare``'s)."""
     texts: dict[str, bytes] = {}
-    lifted = _lift(doc, uuid.uuid4().hex, texts) if number_lists else doc
+    lifted = _lift(doc, os.urandom(16).hex(), texts) if number_lists else doc
     compact = json.dumps(lifted, separators=(",", ":"), **kwargs)
     try:
         data = compact.encode("utf-8")

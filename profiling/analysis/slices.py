@@ -227,27 +227,70 @@ def slice_summary(
     if len(trace) == 0 or hi < lo:
         return summary
     origin = trace.start_ns
-    rows: np.ndarray | None
     if covers_trace(trace, origin + lo, origin + hi):
-        # every row but the flows, unclipped: the columns as they are, no gathers
-        # (five of 3 M rows each on a 1 GB trace, a third of this)
-        rows, start, clipped, kinds = None, trace.ts_ns, trace.dur_ns, trace.kind
-        if int(clipped.min()) < 0:  # a loaded trace has none; one built in memory may
-            clipped = np.maximum(clipped, 0)
-        counted = kinds != np.uint8(Kind.FLOW)
+        groups, figures = whole_trace(trace)  # every row but the flows, unclipped
+        for name, value in figures.items():
+            setattr(summary, name, value)
     else:
         rows, start, end = overlap_ns(trace, origin + lo, origin + hi)
         clipped = np.maximum(end - start, 0)
-        kinds, counted = trace.kind[rows], None
-    _gpu_figures(summary, kinds, start, clipped)
-
-    lane_kind = lane_kind_codes(trace, rows)
+        kinds = trace.kind[rows]
+        _gpu_figures(summary, kinds, start, clipped)
+        groups = _group_columns(trace, rows, clipped, lane_kind_codes(trace, rows))
     if lanes != "all":
-        keep = lane_kind == LANE_KINDS.index(lanes)
-        counted = keep if counted is None else counted & keep
-    summary.events = len(kinds) if counted is None else int(np.count_nonzero(counted))
-    summary.rows = _group(trace, rows, clipped, lane_kind, counted)
+        keep = groups["lane_kind"] == LANE_KINDS.index(lanes)
+        groups = {name: column[keep] for name, column in groups.items()}
+    summary.events = int(groups["count"].sum())  # each counted event is in one group
+    summary.rows = _slice_rows(trace, groups)
     return summary
+
+
+WHOLE_TRACE_PART = "slices_whole_trace"
+"""The whole trace's groups and GPU figures, kept with the index (``analysis_store``):
+``slices`` without a range, the default, and the range panel over the whole trace
+(on a 1 GB trace, five passes over 3 M rows: 60-100 ms of each reopened ``slices``)."""
+
+GROUP_COLUMNS = ("name_id", "lane_kind", "kind", "count", "total", "low", "high")
+_FIGURES = ("gpu_busy_ns", "memcpy_count", "memcpy_ns", "memset_count", "memset_ns")
+
+
+def whole_trace(trace: Trace) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """The groups (``_group_columns``) and GPU figures of every row of ``trace`` but
+    the flows, unclipped: read from the index when a current copy is there, else
+    computed and stored.  A first open computes them (``analysis.warm``)."""
+    from profiling.analysis import analysis_store
+
+    found = analysis_store.load(trace, WHOLE_TRACE_PART)
+    if found is not None and _whole_trace_fits(trace, *found):
+        return found
+    start, clipped, kinds = trace.ts_ns, trace.dur_ns, trace.kind
+    if len(trace) and int(clipped.min()) < 0:  # a loaded trace has none; a built one may
+        clipped = np.maximum(clipped, 0)
+    summary = SliceSummary(0, 0, "all")
+    _gpu_figures(summary, kinds, start, clipped)
+    figures = {name: int(getattr(summary, name)) for name in _FIGURES}
+    groups = _group_columns(trace, None, clipped, lane_kind_codes(trace, None),
+                            kinds != np.uint8(Kind.FLOW))
+    if analysis_store.available(trace):
+        analysis_store.save(trace, WHOLE_TRACE_PART, groups, figures)
+    return groups, figures
+
+
+def _whole_trace_fits(trace: Trace, groups: dict[str, np.ndarray], figures: Any) -> bool:
+    """Whether a stored copy can be read against ``trace``: its columns all there and
+    of one length, names among the trace's strings, kinds known (else recomputed)."""
+    if set(groups) != set(GROUP_COLUMNS) or not isinstance(figures, dict) \
+            or set(figures) != set(_FIGURES) or any(type(figures[f]) is not int for f in figures):
+        return False
+    n = len(groups["count"])
+    if any(column.ndim != 1 or len(column) != n for column in groups.values()):
+        return False
+    if n == 0:
+        return True
+    kinds = {int(k) for k in np.unique(groups["kind"])}
+    return (0 <= int(groups["name_id"].min()) and int(groups["name_id"].max()) < len(trace.strings)
+            and int(groups["lane_kind"].max()) < len(LANE_KINDS)
+            and kinds <= {int(k) for k in Kind} and int(groups["count"].min()) > 0)
 
 
 def _gpu_figures(summary: SliceSummary, kinds: np.ndarray, start: np.ndarray,
@@ -262,18 +305,20 @@ def _gpu_figures(summary: SliceSummary, kinds: np.ndarray, start: np.ndarray,
     summary.memset_count, summary.memset_ns = int(memset.sum()), int(gpu_time[memset].sum())
 
 
-def _group(
+def _group_columns(
     trace: Trace, rows: np.ndarray | None, clipped: np.ndarray, lane_kind: np.ndarray,
     counted: np.ndarray | None = None,
-) -> list[SliceRow]:
-    """Count, total, min and max per (lane kind, name), one pass of bincount and
-    ufunc.at over the rows (``None``: every row of the trace) of which ``counted``
-    (``None``: all); Python work is per group only."""
+) -> dict[str, np.ndarray]:
+    """Count, total, min and max per (lane kind, name) in report order (``GROUP_COLUMNS``),
+    one pass of bincount and ufunc.at over the rows (``None``: every row of the trace)
+    of which ``counted`` (``None``: all); Python work is per group only.
+
+    Report order: CPU first, then GPU, then other lanes, each by total time, longest
+    first; ties by name, not by the order names first appear in the file (the same
+    trace written in another order reads the same)."""
     n_kinds = len(LANE_KINDS)
     name_ids = trace.name_id if rows is None else trace.name_id[rows]
     kinds = trace.kind if rows is None else trace.kind[rows]
-    if name_ids.shape[0] == 0:
-        return []
     size = len(trace.strings) * n_kinds
     key = name_ids.astype(np.int64)
     key *= n_kinds
@@ -291,24 +336,19 @@ def _group(
     np.minimum.at(kind_of, key, kinds)  # a name rarely has two kinds: the lowest
 
     present = np.flatnonzero(count)
-    # Ties (same lane kind and total) go by name, not by the order names first
-    # appear in the file: the same trace written in another order reads the same.
     names = [trace.strings[int(k)] for k in (present // n_kinds).tolist()]
     by_name = np.empty(present.shape[0], dtype=np.int64)
     by_name[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
-    order = np.lexsort((by_name, -total[present], present % n_kinds))
-    out = []
-    for k in present[order]:
-        kind = Kind(int(kind_of[k]))
-        out.append(
-            SliceRow(
-                name=trace.strings[int(k // n_kinds)],
-                lane_kind=LANE_KINDS[int(k % n_kinds)],
-                kind=kind.name.lower(),
-                count=int(count[k]),
-                total_ns=int(total[k]),
-                min_ns=int(low[k]),
-                max_ns=int(high[k]),
-            )
-        )
-    return out
+    at = present[np.lexsort((by_name, -total[present], present % n_kinds))]
+    return {"name_id": at // n_kinds, "lane_kind": (at % n_kinds).astype(np.uint8),
+            "kind": kind_of[at], "count": count[at], "total": total[at], "low": low[at],
+            "high": high[at]}
+
+
+def _slice_rows(trace: Trace, groups: dict[str, np.ndarray]) -> list[SliceRow]:
+    """The rows of ``groups`` (``_group_columns``), one object per group."""
+    columns = [groups[name].tolist() for name in GROUP_COLUMNS]
+    return [SliceRow(name=trace.strings[name_id], lane_kind=LANE_KINDS[lane_kind],
+                     kind=Kind(kind).name.lower(), count=count, total_ns=total,
+                     min_ns=low, max_ns=high)
+            for name_id, lane_kind, kind, count, total, low, high in zip(*columns, strict=True)]

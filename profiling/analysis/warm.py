@@ -25,19 +25,20 @@ from profiling.analysis.compare import summarize_trace
 from profiling.analysis.findings import trace_findings
 from profiling.analysis.instance_kernels import kernel_columns
 from profiling.analysis.region_choice import choose_regions, chosen_instances
+from profiling.analysis.slices import whole_trace
 from profiling.cores import usable_cores
 
 SPLIT_MIN_CORES = 4
-"""``warm`` runs its three parts side by side, on threads, from this many usable cores up."""
+"""``warm`` runs its four parts side by side, on threads, from this many usable cores up."""
 
 
 def warm(analysed: AnalysedTrace) -> None:
     """Compute and store the op table and the implementation of ``compare``'s
     default regions (``summarize_trace``); the kernel columns (and launches) of the
     regions ``kernels`` lists by default; the default findings (which read those
-    launches).
+    launches); the whole trace's ``slices``.
 
-    The three share only parts that are built once (``AnalysedTrace``'s locks:
+    The four share only parts that are built once (``AnalysedTrace``'s locks:
     the findings wait for the launches the kernel columns build, or build them
     while the kernel columns wait) and spend most of their time in NumPy, which
     lets another thread run, so with cores to spare they run side by side and the
@@ -48,6 +49,7 @@ def warm(analysed: AnalysedTrace) -> None:
     if usable_cores() < SPLIT_MIN_CORES:
         summarize_trace(analysed)
         _regions(analysed)
+        _slices(analysed)
         return
     failed: list[BaseException] = []
 
@@ -61,7 +63,8 @@ def warm(analysed: AnalysedTrace) -> None:
 
     # daemons, like the thread warm runs on: an interrupted command never waits for them
     others = [threading.Thread(target=caught(step), name=f"attn-tui-warm-{name}", daemon=True)
-              for name, step in (("kernels", _kernels), ("findings", trace_findings))]
+              for name, step in (("kernels", _kernels), ("findings", trace_findings),
+                                 ("slices", _slices))]
     for thread in others:
         thread.start()
     try:
@@ -71,6 +74,11 @@ def warm(analysed: AnalysedTrace) -> None:
             thread.join()
     if failed:
         raise failed[0]
+
+
+def _slices(analysed: AnalysedTrace) -> None:
+    """The whole trace's ``slices`` (its groups and GPU figures, five passes over every row)."""
+    whole_trace(analysed.trace)
 
 
 def _regions(analysed: AnalysedTrace) -> None:
