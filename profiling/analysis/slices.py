@@ -320,7 +320,7 @@ def _group_columns(
     name_ids = trace.name_id if rows is None else trace.name_id[rows]
     kinds = trace.kind if rows is None else trace.kind[rows]
     size = len(trace.strings) * n_kinds
-    key = name_ids.astype(np.int64)
+    key = name_ids.astype(np.int32 if size < 1 << 31 else np.int64)  # half the bytes
     key *= n_kinds
     key += lane_kind
     if counted is not None:

@@ -29,7 +29,7 @@ from profiling.analysis.slices import whole_trace
 from profiling.cores import usable_cores
 
 SPLIT_MIN_CORES = 4
-"""``warm`` runs its four parts side by side, on threads, from this many usable cores up."""
+"""``warm`` runs its parts on three threads side by side from this many usable cores up."""
 
 
 def warm(analysed: AnalysedTrace) -> None:
@@ -63,12 +63,12 @@ def warm(analysed: AnalysedTrace) -> None:
 
     # daemons, like the thread warm runs on: an interrupted command never waits for them
     others = [threading.Thread(target=caught(step), name=f"attn-tui-warm-{name}", daemon=True)
-              for name, step in (("kernels", _kernels), ("findings", trace_findings),
-                                 ("slices", _slices))]
+              for name, step in (("kernels", _kernels), ("findings", trace_findings))]
     for thread in others:
         thread.start()
     try:
         summarize_trace(analysed)
+        _slices(analysed)  # after it, not on a thread of its own: one part fewer at the peak
     finally:
         for thread in others:
             thread.join()
