@@ -158,9 +158,12 @@ def gpu_sparkline(region: Region, width: int = SPARK_CELLS) -> str:
     return sparkline(times.tolist(), width) if times.any() else ""
 
 
-INSTANCE_WINDOW = 200
-"""Rows in the Regions view's instance and GPU event tables at a time (all of them
-up to this)."""
+INSTANCE_WINDOW = 100
+"""Rows in the Regions view's instance and GPU event tables (and the other windowed
+tables) at a time, all of them up to this.  Each row costs the table a measure of its
+cells when the view opens: 200 rows made the Regions view of a 1 GB trace open in
+153 ms beyond the test driver's floor on the 2-core VM, 100 rows in 118 ms (Ops 129 ->
+89 ms).  A hundred rows is still over twice a table's height on a 50-line terminal."""
 _MARGIN = 40
 """The window moves when the cursor comes this close to one of its ends."""
 
