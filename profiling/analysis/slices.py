@@ -6,9 +6,10 @@ time clipped to the range), grouped by lane kind (CPU, GPU, other) and name.  On
 top: how busy the GPU was (the union of kernel, Memcpy and Memset intervals in
 the range over the range's length) and the Memcpy / Memset totals.
 
-Pure and vectorised: the TUI's range panel calls it on every change of the range,
-so one call over a million events must stay well under 200 ms; there is no
-per-event Python loop, only per-group work (a few hundred names at most).
+Vectorised: the TUI's range panel calls it on every change of the range, so one
+call over a million events must stay well under 200 ms; there is no per-event
+Python loop, only per-group work (a few hundred names at most).  The whole trace's
+answer (``slices`` without a range) is kept with the index (``whole_trace``).
 
 Times given to and returned by this module count from the trace's first event,
 as the timeline's ruler shows them (``trace.start_ns`` is 0).
