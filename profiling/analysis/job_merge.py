@@ -159,6 +159,11 @@ class Job:
     many ranks the whole job has.  0 for a whole job."""
     others_failed: bool = False
     """On such a first rank's job: the rest of the job failed to load."""
+    rows_of: Trace | None = field(default=None, repr=False)
+    """For a one-trace job whose merged trace holds that trace's rows unchanged (the
+    same columns, names numbered alike): the trace.  Its analysis, stored with its
+    index, is the merged trace's (``job_report``): recomputing it for the merged
+    copy took 0.8 s of a 1 GB trace's ``ranks`` on 2 cores."""
 
     def rank_of_lane(self) -> np.ndarray:
         """The rank number of every lane of the merged trace."""
@@ -250,6 +255,16 @@ def _columns(parts: list[_Part], total: int) -> dict[str, np.ndarray]:
     return out
 
 
+def _unmoved(parts: list[_Part]) -> _Part | None:
+    """The one part of a one-trace job whose rows need no change (no time offset, its
+    names already numbered as the merged table numbers them), else None: its merged
+    columns are its own, shared, not copied (0.14 s of a 1 GB trace on 2 cores)."""
+    if len(parts) != 1 or parts[0].offset_ns:
+        return None
+    remap = parts[0].remap
+    return parts[0] if np.array_equal(remap, np.arange(remap.shape[0])) else None
+
+
 def merge_ranks(traces: Sequence[Trace], infos: Sequence[RankInfo], offsets: Sequence[int],
                 path: str, alignment: str, note: str) -> Job:
     """One ``Trace`` of every rank (in the order given, which is rank order)."""
@@ -276,7 +291,8 @@ def merge_ranks(traces: Sequence[Trace], infos: Sequence[RankInfo], offsets: Seq
         rows += len(t)
         entries += t.n_entries
     starts.append(np.array([rows], dtype=np.int64))
-    cols = _columns(parts, rows)
+    alone = _unmoved(parts)
+    cols = {key: getattr(alone.trace, key) for key in _COLUMNS} if alone else _columns(parts, rows)
     first = traces[0].metadata if traces else {}
     world = infos[0].world_size if infos else None
     backend = infos[0].backend if infos else ""
@@ -291,7 +307,8 @@ def merge_ranks(traces: Sequence[Trace], infos: Sequence[RankInfo], offsets: Seq
         metadata=metadata, warnings=warnings,
         args_source=JobArgs([t.args_source for t in traces], [r.entries[0] for r in ranks]),
     )
-    job = Job(trace, ranks, alignment, note, world, backend)
+    job = Job(trace, ranks, alignment, note, world, backend,
+              rows_of=alone.trace if alone else None)
     object.__setattr__(trace, JOB_ATTR, job)  # job_of_trace: views that get only the trace
     return job
 

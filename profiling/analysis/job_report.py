@@ -54,8 +54,9 @@ class JobReport:
 
 
 def job_report(job: Job, analysed: AnalysedTrace | None = None) -> JobReport:
-    """The report of ``job`` (``analysed``: the merged trace's shared analysis)."""
-    a = analysed or AnalysedTrace(job.trace)
+    """The report of ``job`` (``analysed``: the merged trace's shared analysis; for a
+    one-trace job, its trace's own, read from that trace's index)."""
+    a = analysed or AnalysedTrace(job.rows_of if job.rows_of is not None else job.trace)
     collectives = job_collectives(job)[0]
     ranks = rank_breakdown(job, a)
     items = stragglers(job, a, collectives) if len(job.ranks) > 1 else []

@@ -51,6 +51,7 @@ class StoredRegions(Regions):
     _made: list[RegionInstance | None]
     _all: list[RegionInstance] | None
     _lock: threading.Lock
+    _trace: Trace
 
     def __init__(self, trace: Trace, table: np.ndarray) -> None:  # no dataclass __init__
         name_ids = np.asarray(trace.name_id[table[:, _ROW]], dtype=np.int64)
@@ -67,6 +68,7 @@ class StoredRegions(Regions):
         setattr_(self, "_made", [None] * table.shape[0])  # objects made so far
         setattr_(self, "_all", None)  # ``instances``, once asked for
         setattr_(self, "_lock", threading.Lock())
+        setattr_(self, "_trace", trace)
 
     @property
     def instances(self) -> list[RegionInstance]:  # type: ignore[override]
@@ -128,6 +130,15 @@ class StoredRegions(Regions):
         """Each instance's group key (``RegionInstance.group``), from its name's code."""
         groups = self._groups
         return [groups[c] for c in self._code.tolist()]
+
+    def subset(self, positions: np.ndarray) -> StoredRegions:
+        """The instances at table ``positions`` (in order) as regions of their own,
+        still columns: a rank's regions (``rank_breakdown``) with no object made."""
+        return StoredRegions(self._trace, self.table[positions])
+
+    def lanes(self) -> np.ndarray:
+        """Each instance's lane (``RegionInstance.lane``)."""
+        return self.table[:, _COL["lane"]]
 
     def select_lazily(self, name: str) -> InstanceRange:
         """``select(name)`` as an ``InstanceRange``: no object made until one is asked for."""

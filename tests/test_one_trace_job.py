@@ -1,0 +1,70 @@
+"""``ranks`` of one trace: the one-trace job shares the trace's columns and reads its
+stored analysis, and says what a fresh analysis of the merged copy says; stored
+regions split by rank as columns give what the instance objects give."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profiling.analysis.analysed import AnalysedTrace
+from profiling.analysis.job_merge import merge_ranks
+from profiling.analysis.job_report import job_report, load_ranks
+from profiling.analysis.rank_breakdown import rank_regions, region_figures
+from profiling.analysis.regions import Regions
+from profiling.analysis.stored_regions import StoredRegions
+from profiling.trace.loader import load_trace
+from tests.conftest import SAMPLE_TRACES, real_trace_files
+
+TRACES = sorted(SAMPLE_TRACES.glob("*.json.gz")) + real_trace_files()
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_one_trace_ranks_are_those_of_a_fresh_merge(path: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    assert AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions is not None  # stored
+    job = load_ranks([str(path)], lambda p: load_trace(p, min_cache_bytes=0))
+    if len(job.ranks) > 1:  # a file that merges several ranks: split, not shared
+        assert job.rows_of is None
+        return
+    assert job.rows_of is not None
+    assert np.shares_memory(job.trace.ts_ns, job.rows_of.ts_ns)
+    assert isinstance(AnalysedTrace(job.rows_of).regions, StoredRegions)
+    fresh = job_report(job, AnalysedTrace(job.trace))  # the merged copy, analysed anew
+    assert job_report(job).ranks == fresh.ranks
+
+
+def test_a_moved_trace_is_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A time offset (or names numbered otherwise) changes the rows: no sharing."""
+    from profiling.analysis.job import RankInfo
+
+    trace = load_trace(SAMPLE_TRACES / "naive.json.gz")
+    info = RankInfo(trace.path, 0, None, "")
+    moved = merge_ranks([trace], [info], [1000], trace.path, "clock", "one trace")
+    assert moved.rows_of is None
+    assert not np.shares_memory(moved.trace.ts_ns, trace.ts_ns)
+    assert (moved.trace.ts_ns == trace.ts_ns + 1000).all()
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_stored_regions_split_by_rank_as_the_objects_are(path: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    assert AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions is not None  # stored
+    trace = load_trace(path, min_cache_bytes=0)
+    stored = AnalysedTrace(trace).regions
+    assert isinstance(stored, StoredRegions)
+    objects = Regions(list(stored.instances))
+    for lane_rank in (np.zeros(len(trace.lanes), dtype=np.int64),
+                      np.arange(len(trace.lanes), dtype=np.int64) % 2,
+                      np.arange(len(trace.lanes), dtype=np.int64)[::-1] % 3):
+        split, want = rank_regions(stored, lane_rank), rank_regions(objects, lane_rank)
+        assert sorted(split) == sorted(want)
+        for rank, regions in want.items():
+            assert region_figures(split[rank]) == region_figures(regions)
+    every_other = np.arange(0, len(objects.instances), 2)  # a rank's share of a job's
+    assert region_figures(stored.subset(every_other)) == region_figures(
+        Regions([objects.instances[k] for k in every_other.tolist()]))
