@@ -97,7 +97,7 @@ def build(traces: Sequence[AnalysedTrace], a_file: int = 0, b_file: int = 1,
     rows = diff_kernels(a_list.kernels, b_list.kernels)
     diff = KernelDiff(a_side, b_side, tuple(rows))
     data = layout(diff, a_list.kernels, b_list.kernels, a_file, b_file)
-    medians = [typical_instance(t.instances(s.region)).index
+    medians = [typical_instance(t.lazy_instances(s.region)).index
                for t, s in ((base, a_side), (other, b_side))]
     return replace(data, a_median=medians[0], b_median=medians[1])
 

@@ -27,12 +27,15 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.compare import trace_label
 from profiling.analysis.instance_kernels import InstanceKernels, KernelEntry, instance_kernels
 from profiling.analysis.lcs import lcs_pairs
 from profiling.analysis.region_choice import choose_regions
 from profiling.analysis.regions import RegionInstance
+from profiling.analysis.stored_regions import instance_column
 from profiling.errors import AttnTuiError
 
 _MEMCPY = re.compile(r"\s*(Memcpy|Memset)\s*(\w+)?\s*(.*)\Z", re.DOTALL)
@@ -243,17 +246,19 @@ def diff_kernels(a: Sequence[KernelEntry], b: Sequence[KernelEntry]) -> list[Dif
 
 def typical_instance(instances: Sequence[RegionInstance]) -> RegionInstance:
     """The median instance by GPU time (the lower one of an even count, so it is a
-    real instance), ties by index."""
-    ranked = sorted(instances, key=lambda i: (i.device_ns, i.index))
-    return ranked[(len(ranked) - 1) // 2]
+    real instance), ties by index.  Ranked by column: a stored region's instances
+    stay rows of its table, and only the chosen one is made an object."""
+    order = np.lexsort((instance_column(instances, "index"),
+                        instance_column(instances, "device_ns")))
+    return instances[int(order[(len(order) - 1) // 2])]
 
 
 class MissingRegion(AttnTuiError):
     """A trace without the region to diff: the diff leaves that trace out (with a note)."""
 
 
-def _region_instances(a: AnalysedTrace, region: str) -> list[RegionInstance]:
-    found = a.instances(region)
+def _region_instances(a: AnalysedTrace, region: str) -> Sequence[RegionInstance]:
+    found = a.lazy_instances(region)
     if not found:
         names = a.regions.names()
         raise MissingRegion(
@@ -270,7 +275,7 @@ def default_region(base: AnalysedTrace, other: AnalysedTrace | None = None) -> s
     if not choice.names:
         raise MissingRegion("no region to diff: the trace has no record_function regions",
                            base.trace.path, "give --region NAME")
-    if other is None or other.instances(choice.names[0]):
+    if other is None or len(other.lazy_instances(choice.names[0])):
         return choice.names[0]
     theirs = choose_regions(other)
     return theirs.names[0] if theirs.names else choice.names[0]
@@ -282,14 +287,15 @@ def pick(a: AnalysedTrace, region: str, instance: int | None) -> tuple[Side, Ins
     if instance is None:
         inst = typical_instance(found)
     else:
-        chosen = [i for i in found if i.index == instance]
-        if not chosen:
-            indexes = sorted({i.index for i in found})
+        index = instance_column(found, "index")
+        chosen = np.flatnonzero(index == instance)
+        if not chosen.size:
+            indexes = sorted(set(index.tolist()))
             raise AttnTuiError(
                 f"region {region!r} has no instance {instance}", a.trace.path,
                 f"instances are {indexes[0]}..{indexes[-1]}" if len(indexes) > 1
                 else f"its only instance is {indexes[0]}")
-        inst = chosen[0]
+        inst = found[int(chosen[0])]
     listing = instance_kernels(a, inst)
     side = Side(a.trace.path, trace_label(a.trace.path, a.trace.metadata), region,
                 inst.index, len(found), listing.device_time_us)

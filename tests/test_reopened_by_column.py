@@ -1,6 +1,7 @@
-"""``ranks`` of one trace: the one-trace job shares the trace's columns and reads its
-stored analysis, and says what a fresh analysis of the merged copy says; stored
-regions split by rank as columns give what the instance objects give."""
+"""Commands on a reopened trace read its stored regions by column: ``ranks`` of one
+trace (the one-trace job shares the trace's columns and reads its stored analysis,
+and says what a fresh analysis of the merged copy says; stored regions split by rank
+give what the instance objects give) and ``diff``'s median instance."""
 
 from __future__ import annotations
 
@@ -68,3 +69,22 @@ def test_stored_regions_split_by_rank_as_the_objects_are(path: Path, tmp_path: P
     every_other = np.arange(0, len(objects.instances), 2)  # a rank's share of a job's
     assert region_figures(stored.subset(every_other)) == region_figures(
         Regions([objects.instances[k] for k in every_other.tolist()]))
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_the_typical_instance_of_stored_regions(path: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``diff``'s median instance, ranked by the stored table's columns, is the one
+    the objects sorted by (GPU time, index) give."""
+    from profiling.analysis.kernel_diff import typical_instance
+    from profiling.analysis.stored_regions import InstanceRange
+
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    assert AnalysedTrace(load_trace(path, min_cache_bytes=0)).regions is not None  # stored
+    a = AnalysedTrace(load_trace(path, min_cache_bytes=0))
+    for region in a.regions.names():
+        lazy = a.lazy_instances(region)
+        assert isinstance(lazy, InstanceRange)
+        ranked = sorted(lazy, key=lambda i: (i.device_ns, i.index))
+        want = ranked[(len(ranked) - 1) // 2]
+        assert typical_instance(lazy) == want == typical_instance(list(lazy))
