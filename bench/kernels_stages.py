@@ -1,11 +1,13 @@
 """Where a reopened ``kernels --json`` spends its time, stage by stage.
 
     python bench/kernels_stages.py FILE.json [--jobs 1 8] [--repeat 3] [--region attn_fwd]
+                                             [--text]
 
 Each run is a fresh interpreter on a trace whose index exists (open it once
 first): it imports NumPy, then the command's modules, loads the trace (maps the
 index and checks it), selects the region's instances, makes the listing's
-columns and parts (``kernels_json_tasks``), closes the analysis' idle thread pool,
+columns and parts (``kernels_json_tasks``; ``kernels_text_tasks`` with ``--text``),
+closes the analysis' idle thread pool,
 and makes and writes the text to /dev/null (``tui.parallel_write``, with each
 ``--jobs`` given).  Prints each stage's milliseconds per run, then each stage's
 range per ``--jobs``: the figures of bench/README.md's "First session of
@@ -31,6 +33,7 @@ mark("numpy")
 from tui.loading import analysed_for_command
 from tui.commands.kernels import _select
 from profiling.analysis.kernels_json import kernels_json_tasks
+from tui.kernels_text import kernels_text_tasks
 from profiling.trace.column_threads import close_pool
 from tui.parallel_write import write_parts
 mark("imports")
@@ -38,7 +41,7 @@ analysis = analysed_for_command(sys.argv[1])
 mark("load")
 selected = _select(analysis, sys.argv[2])
 mark("select")
-parts = kernels_json_tasks(analysis, selected)
+parts = (kernels_text_tasks if sys.argv[4] == "text" else kernels_json_tasks)(analysis, selected)
 mark("columns")
 close_pool()
 mark("close_pool")
@@ -50,9 +53,9 @@ print(" ".join(f"{b[0]}={1000 * (b[1] - a[1]):.1f}" for a, b in zip(marks, marks
 """
 
 
-def one_run(path: Path, region: str, jobs: int) -> dict[str, float]:
+def one_run(path: Path, region: str, jobs: int, kind: str = "json") -> dict[str, float]:
     """One fresh interpreter's stages (ms)."""
-    done = subprocess.run([sys.executable, "-c", STAGES, str(path), region, str(jobs)],
+    done = subprocess.run([sys.executable, "-c", STAGES, str(path), region, str(jobs), kind],
                           capture_output=True, text=True, cwd=ROOT, check=False)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr else "failed")
@@ -66,11 +69,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--region", default="attn_fwd")
+    parser.add_argument("--text", action="store_true", help="the text listing, not --json")
     args = parser.parse_args()
     runs: dict[int, list[dict[str, float]]] = {j: [] for j in args.jobs}
     for _ in range(args.repeat):
         for jobs in args.jobs:  # alternating, so that a slow minute hits both
-            stages = one_run(args.file, args.region, jobs)
+            stages = one_run(args.file, args.region, jobs, "text" if args.text else "json")
             runs[jobs].append(stages)
             print(f"--jobs {jobs}: " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()))
     print()
