@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from profiling.analysis import job_store
-from profiling.analysis.job_merge import JobTrace
 from profiling.analysis.job_store import read_job, wait_for_writes
+from profiling.analysis.job_trace import JobTrace
 from profiling.trace.model import Kind, Trace
 from tui.job_session import load_job_session
 from tui.timeline_model import TimelineModel

@@ -174,10 +174,9 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     fits in 62 bits: a 1-D unique, not one over rows as byte strings (46-66 ms for
     the 42,354 instances of a 1 GB trace, 2 cores)."""
     base = int(table.max(initial=0)) + 1
-    if table.shape[1] * base.bit_length() > 62 or table.min(initial=0) < 0:
+    if table.shape[1] * base.bit_length() > 62:
         unique, which = np.unique(table, axis=0, return_inverse=True)
         return unique, np.asarray(which).reshape(-1)
     weights = np.array([base ** j for j in range(table.shape[1])][::-1], dtype=np.int64)
     _keys, first, which = np.unique(table @ weights, return_index=True, return_inverse=True)
     return table[first], np.asarray(which).reshape(-1)
-

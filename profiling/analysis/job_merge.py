@@ -44,8 +44,6 @@ from profiling.errors import AttnTuiError
 from profiling.trace.cache import COLUMN_DTYPES
 from profiling.trace.model import NO_ID, ArgsSource, Group, Lane, Trace
 
-__all__ = ["JobTrace"]  # a merged trace's class, kept with the merge that makes it
-
 ID_STRIDE = 1 << 44
 """Ids of rank k live in [k * ID_STRIDE, (k + 1) * ID_STRIDE): CUPTI ids stay far below."""
 

@@ -230,14 +230,13 @@ def slice_summary(
     origin = trace.start_ns
     if covers_trace(trace, origin + lo, origin + hi):
         groups, figures = whole_trace(trace)  # every row but the flows, unclipped
-        for name, value in figures.items():
-            setattr(summary, name, value)
     else:
         rows, start, end = overlap_ns(trace, origin + lo, origin + hi)
         clipped = np.maximum(end - start, 0)
-        kinds = trace.kind[rows]
-        _gpu_figures(summary, kinds, start, clipped)
+        figures = _gpu_figures(trace.kind[rows], start, clipped)
         groups = _group_columns(trace, rows, clipped, lane_kind_codes(trace, rows))
+    for name, value in figures.items():
+        setattr(summary, name, value)
     if lanes != "all":
         keep = groups["lane_kind"] == LANE_KINDS.index(lanes)
         groups = {name: column[keep] for name, column in groups.items()}
@@ -267,9 +266,7 @@ def whole_trace(trace: Trace) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     start, clipped, kinds = trace.ts_ns, trace.dur_ns, trace.kind
     if len(trace) and int(clipped.min()) < 0:  # a loaded trace has none; a built one may
         clipped = np.maximum(clipped, 0)
-    summary = SliceSummary(0, 0, "all")
-    _gpu_figures(summary, kinds, start, clipped)
-    figures = {name: int(getattr(summary, name)) for name in _FIGURES}
+    figures = _gpu_figures(kinds, start, clipped)
     groups = _group_columns(trace, None, clipped, lane_kind_codes(trace, None),
                             kinds != np.uint8(Kind.FLOW))
     if analysis_store.available(trace):
@@ -294,16 +291,16 @@ def _whole_trace_fits(trace: Trace, groups: dict[str, np.ndarray], figures: Any)
             and kinds <= {int(k) for k in Kind} and int(groups["count"].min()) > 0)
 
 
-def _gpu_figures(summary: SliceSummary, kinds: np.ndarray, start: np.ndarray,
-                 clipped: np.ndarray) -> None:
+def _gpu_figures(kinds: np.ndarray, start: np.ndarray, clipped: np.ndarray) -> dict[str, int]:
     """GPU busy time (union, so overlapping streams count once) and copy totals (copies
-    are GPU events: counted among those rows, a tenth of a trace's, not all)."""
+    are GPU events: counted among those rows, a tenth of a trace's, not all), by their
+    ``SliceSummary`` field names (``_FIGURES``)."""
     on_gpu = np.flatnonzero(GPU_KIND_TABLE[kinds])
     gpu_start, gpu_kind, gpu_time = start[on_gpu], kinds[on_gpu], clipped[on_gpu]
-    summary.gpu_busy_ns = union_ns(gpu_start, gpu_start + gpu_time)
     memcpy, memset = gpu_kind == np.uint8(Kind.MEMCPY), gpu_kind == np.uint8(Kind.MEMSET)
-    summary.memcpy_count, summary.memcpy_ns = int(memcpy.sum()), int(gpu_time[memcpy].sum())
-    summary.memset_count, summary.memset_ns = int(memset.sum()), int(gpu_time[memset].sum())
+    return {"gpu_busy_ns": union_ns(gpu_start, gpu_start + gpu_time),
+            "memcpy_count": int(memcpy.sum()), "memcpy_ns": int(gpu_time[memcpy].sum()),
+            "memset_count": int(memset.sum()), "memset_ns": int(gpu_time[memset].sum())}
 
 
 def _group_columns(
