@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from profiling.analysis.collectives import collective_peers
+from profiling.analysis.ranges import distinct
 from profiling.trace.model import GPU_KINDS, Kind, Trace
 from tui.density import Busy, busy_cells, busy_from
 from tui.links import LinkLookup
@@ -229,7 +230,7 @@ def _in_window(ls: LinkSet, trace: Trace, t0: float, t1: float, origin: int) -> 
         d1 = d0 + trace.dur_ns[ls.dst]
         return np.flatnonzero(((ls.src_ts >= t0) & (ls.src_ts < t1)) | ((d1 >= t0) & (d0 < t1)))
     if hi - lo > cap:  # never a pass over millions of links a frame
-        return np.unique(np.linspace(lo, hi - 1, cap).astype(np.int64))
+        return distinct(np.linspace(lo, hi - 1, cap).astype(np.int64))
     return np.arange(lo, hi)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from profiling.analysis.ranges import distinct
 from tui.fmt import fmt_us
 from tui.search import QueryError, parse_query
 
@@ -217,7 +218,7 @@ def widest_cell(rows: list[dict[str, Any]], column: Column) -> int:
     band[~finite] = 3 + np.isnan(values[~finite])
     group = 2 * band + np.signbit(values)
     picks = []
-    for g in np.unique(group).tolist():
+    for g in distinct(group).tolist():
         at = np.flatnonzero(group == g)
         picks.append(int(at[np.argmax(magnitude[at])]))
     return max(len(cell(rows[i], column)) for i in picks)

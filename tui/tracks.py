@@ -28,6 +28,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from profiling.analysis.ranges import distinct
 from profiling.cores import usable_cores
 from profiling.trace.model import Kind, Trace
 
@@ -108,7 +109,7 @@ def start_order(ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
     start = ts[order]
     tie = np.flatnonzero(start[1:] == start[:-1])
     if tie.size:
-        at = np.unique(np.concatenate((tie, tie + 1)))  # positions inside runs of equal starts
+        at = distinct(np.concatenate((tie, tie + 1)))  # positions inside runs of equal starts
         order[at] = order[at[np.lexsort((-dur[order[at]], start[at]))]]
     return order
 

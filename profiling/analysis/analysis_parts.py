@@ -20,6 +20,7 @@ from profiling.analysis.key_averages import KeyAverage, KeyAverages
 from profiling.analysis.links import Links, OpTree
 from profiling.analysis.nesting import Nesting
 from profiling.analysis.op_dtypes import OpDtypes
+from profiling.analysis.ranges import distinct
 from profiling.analysis.regions import (
     INSTANCE_INTS,
     RegionInstance,
@@ -58,7 +59,7 @@ def decode_instances(trace: Trace, arrays: Arrays) -> list[RegionInstance]:
     row_col = _INSTANCE_INTS.index("row")
     strings = trace.strings
     named = {i: (strings[i], group_name(strings[i]))  # each distinct name once
-             for i in np.unique(trace.name_id[table[:, row_col]]).tolist()}
+             for i in distinct(trace.name_id[table[:, row_col]]).tolist()}
     ids = trace.name_id[table[:, row_col]].tolist()
     return make_instances([named[i] for i in ids], table)
 

@@ -32,6 +32,7 @@ from profiling.analysis.attention_names import (
 )
 from profiling.analysis.links import Links
 from profiling.analysis.nesting import innermost_containing, nest
+from profiling.analysis.ranges import distinct
 from profiling.trace.model import Kind, Trace
 
 _HOST_KINDS = (Kind.CPU_OP, Kind.USER_ANNOTATION, Kind.PYTHON_FUNCTION)
@@ -53,9 +54,9 @@ def attention_kernel_rows(trace: Trace) -> np.ndarray:
     kernels = np.flatnonzero(trace.kind == int(Kind.KERNEL))
     if kernels.shape[0] == 0:
         return kernels
-    ids = np.unique(trace.name_id[kernels])
+    ids = distinct(trace.name_id[kernels])
     names = [trace.strings[i] for i in ids.tolist()]
-    calls = np.unique(trace.name_id[trace.kind == int(Kind.RUNTIME)])
+    calls = distinct(trace.name_id[trace.kind == int(Kind.RUNTIME)])
     rocm = rocm_evidence(names, [trace.strings[i] for i in calls.tolist()])
     hit = np.zeros(len(trace.strings), dtype=bool)
     for i, name in zip(ids.tolist(), names, strict=True):
@@ -67,7 +68,7 @@ def attention_kernel_sites(trace: Trace, links: Links) -> np.ndarray:
     """Host rows standing for the launches of attention kernels (see the module's
     text), outermost only, in start order; empty when no attention kernel ran."""
     kernels = attention_kernel_rows(trace)
-    calls = np.unique(links.launch[kernels]) if kernels.shape[0] else kernels
+    calls = distinct(links.launch[kernels]) if kernels.shape[0] else kernels
     calls = calls[calls >= 0]
     if calls.shape[0] == 0:
         return calls
@@ -90,7 +91,7 @@ def attention_kernel_sites(trace: Trace, links: Links) -> np.ndarray:
                 op = row
             h = int(nesting.parent[h])
         sites.append(site if site >= 0 else op if op >= 0 else call)
-    return _outermost(trace, np.unique(np.array(sites, dtype=np.int64)))
+    return _outermost(trace, distinct(np.array(sites, dtype=np.int64)))
 
 
 def _outermost(trace: Trace, rows: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from profiling.analysis.chains import instance_gpu_rows
 from profiling.analysis.device_peaks import DevicePeak, match_device, trace_device_name
 from profiling.analysis.implementations import UNKNOWN, Implementation, identify
 from profiling.analysis.instance_ops import op_name_ids_within
-from profiling.analysis.ranges import concat_ranges
+from profiling.analysis.ranges import concat_ranges, distinct
 from profiling.analysis.ranks import trace_rank, world_size
 from profiling.analysis.regions import INSTANCE_COL as _COL
 from profiling.analysis.regions import RegionInstance
@@ -291,7 +291,7 @@ def region_implementation(a: AnalysedTrace, region: str,
     looks = is_attention_name(region) or (
         bool(instances) and work_from_ops(trace, instances[-1].cpu_rows(trace)) is not None)
     launch = a.links.launch[rows]
-    calls = {strings[i] for i in np.unique(trace.name_id[launch[launch >= 0]]).tolist()}
+    calls = {strings[i] for i in distinct(trace.name_id[launch[launch >= 0]]).tolist()}
     return identify(kernels, ops, len(instances), unfused=looks, call_names=calls)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from profiling.analysis.correlation import launch_by_correlation
 from profiling.analysis.links import Links, lane_kinds, op_nesting
 from profiling.analysis.nesting import innermost_containing
-from profiling.analysis.ranges import concat_ranges
+from profiling.analysis.ranges import concat_ranges, distinct
 from profiling.trace.model import GPU_KINDS, NO_ID, Kind, Trace
 
 
@@ -166,7 +166,7 @@ def place_overhead(trace: Trace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     end = start + trace.dur_ns[rows]
     best_start = np.full(rows.shape[0], -1, dtype=np.int64)
     levels = int(nesting.depth.max()) + 1
-    for lane in np.unique(o_lane[on_cpu[ops]]).tolist():
+    for lane in distinct(o_lane[on_cpu[ops]]).tolist():
         inner = innermost_containing(
             start, np.full(rows.shape[0], lane), o_start, o_end, o_lane, nesting
         )

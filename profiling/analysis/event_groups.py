@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from profiling.analysis.ranges import distinct
 from profiling.trace.model import Kind, Trace
 
 
@@ -125,7 +126,7 @@ def _sparse_totals(parts: list[Events]) -> list[tuple[int, int, int, int, int, i
     the rows.  Numbered exactly: 20,000 python functions among 40,000 events left
     buckets of 16 codes still sparser than the events, and the call recursed until
     Python's limit."""
-    keys = np.unique(np.concatenate([p.code for p in parts]))
+    keys = distinct(np.concatenate([p.code for p in parts]))
     packed = [replace(p, code=np.searchsorted(keys, p.code)) for p in parts]
     return [(int(keys[code]), count, s0, s1, s2, s3)
             for code, count, s0, s1, s2, s3 in group_totals(packed)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from profiling.analysis.ranges import concat_ranges
+from profiling.analysis.ranges import concat_ranges, distinct
 from profiling.trace.model import Kind, Trace
 
 BLOCK_ROWS = 1 << 17
@@ -24,7 +24,7 @@ def lane_bounds(trace: Trace, lane: np.ndarray, start: np.ndarray,
                 end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """[lo, hi): the rows of each lane that start in [start, end] (one search a lane)."""
     lo, hi = np.zeros(lane.shape[0], dtype=np.int64), np.zeros(lane.shape[0], dtype=np.int64)
-    for ln in np.unique(lane).tolist():
+    for ln in distinct(lane).tolist():
         sel = np.flatnonzero(lane == ln)
         lanes = trace.lane_rows(ln)
         ts = trace.ts_ns[lanes]

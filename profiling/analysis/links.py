@@ -28,6 +28,7 @@ import numpy as np
 
 from profiling.analysis.async_events import async_rows
 from profiling.analysis.nesting import Nesting, innermost_containing, nest
+from profiling.analysis.ranges import distinct
 from profiling.analysis.step_scope import query_lanes, with_process_sections
 from profiling.trace.model import GPU_KINDS, NO_ID, Kind, LaneKind, Trace
 
@@ -99,7 +100,7 @@ class Links:
             return lo, hi
         lane_lo = np.searchsorted(self.by_launch_lane, lanes, side="left")
         lane_hi = np.searchsorted(self.by_launch_lane, lanes, side="right")
-        for lane in np.unique(lanes):
+        for lane in distinct(lanes):
             sel = np.flatnonzero(lanes == lane)
             a, b = int(lane_lo[sel[0]]), int(lane_hi[sel[0]])
             ts = self.by_launch_ts[a:b]
@@ -319,7 +320,7 @@ def _held_by_other_slice(trace: Trace, f_rows: np.ndarray, target: np.ndarray) -
     taking it for the copy's would tie the copy to the sync's runtime call.
     """
     held = np.zeros(f_rows.shape[0], dtype=bool)
-    lanes = np.unique(trace.lane[f_rows])
+    lanes = distinct(trace.lane[f_rows])
     slices = (trace.ph == ord("X")) | (trace.ph == ord("B"))
     not_gpu = ~np.isin(trace.kind, [int(k) for k in GPU_KINDS])
     others = np.flatnonzero(slices & not_gpu & np.isin(trace.lane, lanes))
@@ -339,7 +340,7 @@ def _slice_at(trace: Trace, candidates: np.ndarray, points: np.ndarray) -> np.nd
         return out
     lane = trace.lane
     cand_lane = lane[candidates]
-    for ln in np.unique(lane[points]):
+    for ln in distinct(lane[points]):
         sel = np.flatnonzero(lane[points] == ln)
         mine = candidates[cand_lane == ln]
         if mine.shape[0] == 0:

@@ -22,6 +22,7 @@ from functools import partial
 import numpy as np
 
 from profiling.analysis.nest_cuts import cuts
+from profiling.analysis.ranges import distinct
 from profiling.trace.column_threads import in_threads
 
 
@@ -351,7 +352,7 @@ def innermost_containing(
     lo = np.searchsorted(g_sorted, point_group, side="left")
     hi = np.searchsorted(g_sorted, point_group, side="right")
     pos = np.empty(points.shape[0], dtype=np.int64)
-    for g in _distinct(point_group).tolist():
+    for g in distinct(point_group).tolist():
         sel = np.flatnonzero(point_group == g)
         a, b = int(lo[sel[0]]), int(hi[sel[0]])
         pos[sel] = a + np.searchsorted(s_sorted[a:b], points[sel], side="right") - 1
@@ -367,13 +368,3 @@ def innermost_containing(
         up = c >= 0
         idx, c = idx[up], c[up]
     return out
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)``, by counting when they are small non-negative integers
-    (lanes, usually): no sort of a value per GPU event."""
-    if values.dtype.kind in "iu" and values.shape[0]:
-        lo, hi = int(values.min()), int(values.max())
-        if lo >= 0 and hi < 4 * values.shape[0] + 1024:
-            return np.flatnonzero(np.bincount(values.astype(np.intp), minlength=hi + 1))
-    return np.unique(values)

@@ -39,6 +39,7 @@ import numpy as np
 
 from profiling.analysis.correlation import lane_process, rank_labels
 from profiling.analysis.links import Links
+from profiling.analysis.ranges import distinct
 from profiling.trace.model import NO_ID, Kind, LaneKind, Trace
 
 CAUSES: dict[str, str] = {
@@ -68,7 +69,7 @@ def orphan_causes(trace: Trace, links: Links) -> np.ndarray:
     host = _host_rows(trace)
     on_host = np.zeros(orphans.shape[0], dtype=bool)
     labels, host_labels = _labels(trace, orphans), _labels(trace, host)
-    for label in np.unique(labels).tolist():  # one pass unless the file merges ranks
+    for label in distinct(labels).tolist():  # one pass unless the file merges ranks
         mine = labels == label
         on_host[mine] = np.isin(corr[mine], trace.correlation[host[host_labels == label]])
     on_host &= ~no_id
@@ -111,7 +112,7 @@ def _before_window(trace: Trace, links: Links, orphans: np.ndarray) -> np.ndarra
         else np.zeros(0, dtype=np.int64)
     early = np.zeros(orphans.shape[0], dtype=bool)
     labels, host_labels = _labels(trace, orphans), _labels(trace, host)
-    for label in np.unique(labels).tolist():
+    for label in distinct(labels).tolist():
         mine_host = host[host_labels == label]
         if mine_host.shape[0]:
             mine = labels == label

@@ -82,9 +82,18 @@ def inside_same_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` of integers, by sorting: NumPy 2.4's ``unique`` hashes when
-    asked for the values alone, about ten times slower than a sort on 300,000 ints."""
-    ordered = np.sort(np.asarray(values).reshape(-1))
+    """``np.unique(values)`` of integers (or bools, or strings), never by NumPy's own:
+    from NumPy 2.3, ``unique`` asked for the values alone hashes them (about ten
+    times slower than a sort on 300,000 ints) and imports ``numpy.ma`` on its first
+    call (20 ms of a reopened command that uses nothing else of it).  Small
+    non-negative integers (lanes, kinds, ids) are found by counting, others by a sort."""
+    a = np.asarray(values).reshape(-1)
+    if a.dtype.kind in "iu" and a.shape[0]:
+        lo, hi = int(a.min()), int(a.max())
+        if lo >= 0 and hi < 4 * a.shape[0] + 1024:
+            found = np.flatnonzero(np.bincount(a.astype(np.intp), minlength=hi + 1))
+            return found.astype(a.dtype)
+    ordered = np.sort(a)
     if ordered.shape[0] < 2:
         return ordered
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]

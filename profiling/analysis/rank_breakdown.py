@@ -25,6 +25,7 @@ import numpy as np
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.attention_regions import is_attention_name
 from profiling.analysis.job_merge import Job, JobRank
+from profiling.analysis.ranges import distinct
 from profiling.analysis.regions import RegionInstance, Regions
 from profiling.analysis.stored_regions import StoredRegions
 from profiling.trace.model import Kind, Trace
@@ -96,7 +97,7 @@ def rank_regions(regions: Regions, lane_rank: np.ndarray) -> dict[int, Regions]:
     trace, 0.4 s on 2 cores), and one rank's are the regions themselves."""
     if isinstance(regions, StoredRegions):
         owner = lane_rank[regions.lanes()]
-        ranks = np.unique(owner).tolist()
+        ranks = distinct(owner).tolist()
         if len(ranks) == 1:
             return {ranks[0]: regions}
         return {rank: regions.subset(np.flatnonzero(owner == rank)) for rank in ranks}

@@ -29,7 +29,7 @@ import numpy as np
 from profiling.analysis.async_events import async_rows
 from profiling.analysis.instance_ops import lane_bounds
 from profiling.analysis.links import Links
-from profiling.analysis.ranges import concat_ranges, inside_same_key, range_owner
+from profiling.analysis.ranges import concat_ranges, distinct, inside_same_key, range_owner
 from profiling.analysis.step_scope import query_lanes
 from profiling.trace.model import NO_ID, STEP_PREFIX, Kind, Trace
 
@@ -296,7 +296,7 @@ def instances_at(trace: Trace, links: Links, rows: np.ndarray) -> list[RegionIns
         return []
     table = instance_table_at(trace, links, rows)
     named = {i: (trace.strings[i], group_name(trace.strings[i]))  # each name once
-             for i in np.unique(trace.name_id[rows]).tolist()}
+             for i in distinct(trace.name_id[rows]).tolist()}
     return make_instances([named[i] for i in trace.name_id[rows].tolist()], table)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from profiling.analysis.ranges import concat_ranges
+from profiling.analysis.ranges import concat_ranges, distinct
 from profiling.trace.model import GPU_KIND_TABLE, Kind, LaneKind, Trace
 
 LANE_CHOICES = ("cpu", "gpu", "all")
@@ -285,7 +285,7 @@ def _whole_trace_fits(trace: Trace, groups: dict[str, np.ndarray], figures: Any)
         return False
     if n == 0:
         return True
-    kinds = {int(k) for k in np.unique(groups["kind"])}
+    kinds = {int(k) for k in distinct(groups["kind"])}
     return (0 <= int(groups["name_id"].min()) and int(groups["name_id"].max()) < len(trace.strings)
             and int(groups["lane_kind"].max()) < len(LANE_KINDS)
             and kinds <= {int(k) for k in Kind} and int(groups["count"].min()) > 0)
