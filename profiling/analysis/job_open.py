@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Sequence
 
 from profiling.analysis.job import Loader
-from profiling.analysis.job_index import index_in_processes, one_parse_at_a_time
 from profiling.analysis.job_merge import Job, load_job
 from profiling.analysis.job_store import read_job, write_in_background
 
@@ -56,6 +55,11 @@ def open_job(
         lap("job index")
         if stored is not None:
             return stored
+    # the parse machinery (process pool, decoders) only now: a reopen maps the job's
+    # stored merge and never uses it
+    from profiling.analysis.job_index import index_in_processes, one_parse_at_a_time
+
+    if use_index:
         index_in_processes(paths, parsed)
         lap("rank indexes")
     job = load_job(paths, one_parse_at_a_time(load, use_index), alignment, path=key,

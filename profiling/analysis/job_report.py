@@ -22,7 +22,6 @@ from profiling.analysis.collectives import (
 from profiling.analysis.finding_types import Finding
 from profiling.analysis.job import Loader, RankInfo, group_paths, load_all, rank_info_of
 from profiling.analysis.job_merge import Job, job_path, load_job, merge_ranks
-from profiling.analysis.job_open import open_job
 from profiling.analysis.job_split import merged_file_job
 from profiling.analysis.rank_breakdown import rank_breakdown
 from profiling.analysis.stragglers import MIN_EXCESS, Straggle, straggler_findings, stragglers
@@ -75,6 +74,8 @@ def load_ranks(paths: Sequence[str], load: Loader, alignment: str = "clock", *,
     ranks parsed in processes of their own and the merge stored (``job_open``), as
     ``attn-tui open`` does; off for ``--no-cache``."""
     if len(paths) > 1 and use_index:
+        from profiling.analysis.job_open import open_job  # its parse machinery: when asked
+
         groups = group_paths(paths)  # rank order, as the TUI keys the stored job
         ordered = groups[0] if len(groups) == 1 and len(groups[0]) == len(paths) else paths
         return open_job(ordered, load, alignment, job_path(ordered))
