@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +16,7 @@ HALF_WAYS = st.tuples(st.integers(1, 99_999), st.integers(1, 9)).map(
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(MAGNITUDES, HALF_WAYS), max_size=60), st.sampled_from([3, 4]))
+@given(st.lists(st.one_of(MAGNITUDES, HALF_WAYS), max_size=60), st.sampled_from([1, 2, 3, 4]))
 def test_every_value_reads_as_fmt_ns(values, digits):
     texts, codes = ns_texts(np.array(values, dtype=np.int64), digits)
     assert [texts[c] for c in codes.tolist()] == [fmt_ns(v, digits) for v in values]
@@ -26,7 +27,7 @@ def test_the_edges_of_each_unit():
              999_499, 999_500, 999_501, 999_949, 999_950, 999_999, 1_000_000, 999_999_999,
              999_500_000, 999_499_999, 1_000_000_000, 999_999_999_999, 10**12, 10**15,
              -1, -1500, 123_456_789]
-    for digits in (3, 4):
+    for digits in (1, 2, 3, 4):
         texts, codes = ns_texts(np.array(edges), digits)
         assert [texts[c] for c in codes.tolist()] == [fmt_ns(v, digits) for v in edges]
 
@@ -38,3 +39,8 @@ def test_a_column_has_one_text_per_rounded_value():
     assert codes.shape == values.shape
     texts, codes = ns_texts(np.zeros(0, dtype=np.int64))
     assert texts == [] and codes.shape == (0,)
+
+
+def test_more_digits_than_the_keys_hold_are_refused():
+    with pytest.raises(ValueError, match="1 to 4"):
+        ns_texts(np.array([1500]), 5)

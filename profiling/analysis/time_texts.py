@@ -24,7 +24,10 @@ _BIG = 10**12
 
 def ns_texts(ns: np.ndarray, digits: int = 3) -> tuple[list[str], np.ndarray]:
     """``(texts, codes)`` with ``texts[codes[i]] == fmt_ns(ns[i], digits)``: few texts
-    (one per distinct rounded value), and an int64 code per value."""
+    (one per distinct rounded value), and an int64 code per value.  ``digits``: 1 to
+    4 (more would keep places below the nanosecond, which the keys cannot hold)."""
+    if not 1 <= digits <= 4:
+        raise ValueError(f"ns_texts writes 1 to 4 significant digits, not {digits}")
     a = np.asarray(ns, dtype=np.int64)
     key = np.full(a.shape[0], -1, dtype=np.int64)
     ok = (a >= 0) & (a < _BIG)
@@ -37,15 +40,35 @@ def ns_texts(ns: np.ndarray, digits: int = 3) -> tuple[list[str], np.ndarray]:
     codes = np.empty(a.shape[0], dtype=np.int64)
     known = key >= 0
     if known.any():
-        unique, inverse = np.unique(key[known], return_inverse=True)
+        unique, inverse = _distinct_keys(key[known], digits)
         texts = _texts(unique)
-        codes[known] = inverse.reshape(-1)
+        codes[known] = inverse
     rest = np.flatnonzero(~known)
     if rest.shape[0]:
         values, inverse = np.unique(a[rest], return_inverse=True)
         codes[rest] = len(texts) + inverse.reshape(-1)
         texts += [fmt_ns(v, digits) for v in values.tolist()]
     return texts, codes
+
+
+def _distinct_keys(keys: np.ndarray, digits: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` of ``ns_texts``' keys, in any order.
+
+    A key is an integer below 1000 (ns), or a rounded value: ``m`` below
+    ``10**max(digits, 3) + 1`` with at most ``digits`` places in one of three units.
+    There are few of those (13,000 for 3 digits, 150,000 for 4), so each key is
+    numbered in that range and the distinct ones are found by counting: one pass,
+    where a sort of 300,000 event times cost 10-20 ms."""
+    m_size, p_size = 10 ** max(digits, 3) + 1, digits + 1
+    exp, places, m = keys >> 40, (keys >> 32) & 0xFF, keys & 0xFFFFFFFF
+    dense = np.where(keys < 1000, keys, 1000 + ((exp // 3 - 1) * p_size + places) * m_size + m)
+    present = np.bincount(dense, minlength=1000 + 3 * p_size * m_size) > 0
+    number = np.cumsum(present, dtype=np.int64) - 1
+    found = np.flatnonzero(present)
+    rounded, m = np.divmod(found - 1000, m_size)
+    exp, places = np.divmod(rounded, p_size)
+    unique = np.where(found < 1000, found, ((exp + 1) * 3) << 40 | places << 32 | m)
+    return unique, number[dense]
 
 
 def _rounded_keys(a: np.ndarray, digits: int) -> np.ndarray:
