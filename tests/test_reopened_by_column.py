@@ -5,6 +5,7 @@ give what the instance objects give) and ``diff``'s median instance."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -88,3 +89,41 @@ def test_the_typical_instance_of_stored_regions(path: Path, tmp_path: Path,
         ranked = sorted(lazy, key=lambda i: (i.device_ns, i.index))
         want = ranked[(len(ranked) - 1) // 2]
         assert typical_instance(lazy) == want == typical_instance(list(lazy))
+
+
+def test_rank_figures_are_kept_with_the_index(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ranks``' GPU figures are computed once, stored, and read back on a reopen; a
+    copy of other rows or with a figure of the wrong type is computed again."""
+    from profiling.analysis import analysis_store
+    from profiling.analysis import rank_breakdown as rb
+    from profiling.trace.cache import index_of
+
+    monkeypatch.setenv("ATTN_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = SAMPLE_TRACES / "naive.json.gz"
+    load_trace(path, min_cache_bytes=0)
+    job = load_ranks([str(path)], lambda p: load_trace(p, min_cache_bytes=0))
+    assert job.rows_of is not None
+    comm = rb.comm_names(job.trace.strings)
+    want = [rb.gpu_breakdown(job.trace, r.rows, comm) for r in job.ranks]
+    assert want[0]["gpu_events"] > 0
+    assert rb.rank_figures(job, comm) == want  # computed, and stored
+    computed: list[object] = []
+
+    def counted(*args: object) -> dict[str, float]:
+        computed.append(args)
+        return want[0]
+
+    monkeypatch.setattr(rb, "gpu_breakdown", counted)
+    assert rb.rank_figures(job, comm) == want and computed == []  # read back
+    spans = [list(r.rows) for r in job.ranks]
+    folder = index_of(job.rows_of)[0]  # type: ignore[index]
+    for doc in ({"spans": [[0, 1]], "figures": want},
+                {"spans": spans, "figures": [{**want[0], "span_us": 1}]},
+                {"spans": spans, "figures": [{**want[0], "gpu_events": 1.5}]},
+                {"spans": spans, "figures": [{k: v for k, v in want[0].items() if k != "comm_us"}]},
+                [1, 2]):
+        shutil.rmtree(folder / analysis_store.part_folder_name(rb.FIGURES_PART))
+        assert analysis_store.save(job.rows_of, rb.FIGURES_PART, {}, doc)
+        computed.clear()
+        assert rb.rank_figures(job, comm) == want and len(computed) == len(job.ranks)
