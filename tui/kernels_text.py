@@ -49,47 +49,57 @@ def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstan
                        width: int | None = None,
                        per: int = PART_UNITS) -> list[Callable[[], str]]:
     """``kernels_text_parts`` as parts to make in any order (``tui.parallel_write``):
-    the columns and their widths now, each part's text when it is called."""
+    the columns and the widths they share now, each part's pieces when it is called.
+
+    WHY so little now: the parts are made by forked workers side by side, this by
+    the parent alone first.  Only what the whole listing shares is made here (an
+    event column's times, whose widest text sets its width); the heads' texts and
+    every piece laid out per event come from the part's own slice of the columns."""
     if not instances:
         return []
     cols = kernel_columns(analysed, instances)
     trace = analysed.trace
     names, heads = instance_heads(analysed, instances, cols)
     counts = np.diff(cols.ptr)
-    number = np.arange(cols.rows.shape[0], dtype=np.int64) - np.repeat(cols.ptr[:-1], counts)
-    number_texts = [str(i) for i in range(int(counts.max(initial=0)))]
-    # the time texts of events and heads, and what each instance launched, side by
-    # side: sorts and passes over 300 k events that release the GIL (about 60 ms
-    # one after the other on 2 cores)
-    (off_texts, off), (dur_texts, dur), *times, launched = in_threads(
+    # the events' two time columns, side by side: passes over 300 k events that
+    # release the GIL
+    (off_texts, off), (dur_texts, dur) = in_threads(
         functools.partial(ns_texts, cols.offset_ns),
-        functools.partial(ns_texts, trace.dur_ns[cols.rows]),
-        functools.partial(ns_texts, heads[:, 1], 4), functools.partial(ns_texts, heads[:, 2]),
-        functools.partial(ns_texts, heads[:, 3]), functools.partial(_launched, trace, cols),
-        rows=2 * cols.rows.shape[0])
-    w = [max([1, *map(len, number_texts)]), max([6, *map(len, off_texts)]),
+        functools.partial(ns_texts, trace.dur_ns[cols.rows]), rows=2 * cols.rows.shape[0])
+    w = [len(str(max(int(counts.max(initial=0)) - 1, 0))), max([6, *map(len, off_texts)]),
          max([3, *map(len, dur_texts)])]
     combo, header = _combo_cells(analysed, cols, w, width)
     last = np.zeros(cols.rows.shape[0], dtype=np.int64)
     last[cols.ptr[1:][counts > 0] - 1] = 1
-    event_cols = (objects(["  " + t.rjust(w[0]) for t in number_texts])[number],
-                  objects([GAP + t.rjust(w[1]) for t in off_texts])[off],
-                  objects([GAP + t.rjust(w[2]) for t in dur_texts])[dur],
-                  objects([c + end for c in combo for end in ("\n", "\n\n")])[
-                      2 * cols.combo + last])
-    head_cols = _head_pieces(names, heads, times, launched, header)
+    times = (objects([GAP + t.rjust(w[1]) for t in off_texts]), off,
+             objects([GAP + t.rjust(w[2]) for t in dur_texts]), dur)
+    closing = (objects([c + end for c in combo for end in ("\n", "\n\n")]),
+               2 * cols.combo + last)
     every = Chunks(cols.ptr, per, _H, _E)
 
     def part(j: int) -> str:
         chunk = every[j]
         out = np.empty(chunk.size, dtype=object)
-        for i, column in enumerate(head_cols):
-            out[chunk.head_at + i] = column[chunk.h0 : chunk.h1]
-        for i, column in enumerate(event_cols):
-            out[chunk.event_at + i] = column[chunk.e0 : chunk.e1]
+        h0, h1, e0, e1 = chunk.h0, chunk.h1, chunk.e0, chunk.e1
+        if h1 > h0:
+            pieces = _head_pieces(trace, cols, names[h0:h1], heads[h0:h1], (h0, h1), header)
+            for i, column in enumerate(pieces):
+                out[chunk.head_at + i] = column
+        if e1 > e0:
+            at = chunk.event_at
+            out[at] = _numbers(np.arange(e0, e1) - cols.ptr[every.owner[e0:e1]], w[0])
+            out[at + 1], out[at + 2] = times[0][times[1][e0:e1]], times[2][times[3][e0:e1]]
+            out[at + 3] = closing[0][closing[1][e0:e1]]
         return "".join(out.tolist())
 
     return [functools.partial(part, j) for j in range(len(every))]
+
+
+def _numbers(number: np.ndarray, width: int) -> np.ndarray:
+    """Each event's number within its instance, right-aligned in ``width``: the texts
+    of the slice's range only (one instance can hold 300,000 events)."""
+    lo, hi = int(number.min()), int(number.max())
+    return objects(["  " + str(i).rjust(width) for i in range(lo, hi + 1)])[number - lo]
 
 
 def _combo_cells(analysed: AnalysedTrace, cols: KernelColumns, w: list[int],
@@ -130,13 +140,15 @@ Texts = tuple[list[str], np.ndarray]
 """A column as its distinct texts and an index into them per row (``ns_texts``)."""
 
 
-def _head_pieces(names: Sequence[str], heads: np.ndarray, times: list[Texts],
-                 launched: Texts, header: str) -> list[np.ndarray]:
-    """The ``_H`` pieces of every instance's title (and its table's header), as
-    columns: name, number, start, CPU and GPU time (``times``), what it launched."""
+def _head_pieces(trace: Trace, cols: KernelColumns, names: Sequence[str], heads: np.ndarray,
+                 span: tuple[int, int], header: str) -> list[np.ndarray]:
+    """The ``_H`` pieces of the titles (and their tables' header) of instances
+    ``span`` (``names`` and ``heads`` are theirs), as columns: name, number, start,
+    CPU and GPU time, what it launched."""
     region = {n: visible(n) for n in set(names)}
-    (starts, start), (cpus, cpu), (gpus, gpu) = times
-    what, which = launched
+    (starts, start), (cpus, cpu), (gpus, gpu) = (
+        ns_texts(heads[:, 1], 4), ns_texts(heads[:, 2]), ns_texts(heads[:, 3]))
+    what, which = _launched(trace, cols, span)
     k = len(names)
     return [objects([region[n] + " #" for n in names]),
             objects(repr(heads[:, 0].tolist())[1:-1].split(", ") if k else []),
@@ -148,15 +160,17 @@ def _head_pieces(names: Sequence[str], heads: np.ndarray, times: list[Texts],
 _NONE = ", no GPU events launched"
 
 
-def _launched(trace: Trace, cols: KernelColumns) -> Texts:
-    """What each instance launched (``, 5 kernels, 1 memcpy``), as texts and an index
-    per instance: counted per kind for all instances at once."""
-    kind = trace.kind[cols.rows]
+def _launched(trace: Trace, cols: KernelColumns, span: tuple[int, int]) -> Texts:
+    """What each instance of ``span`` launched (``, 5 kernels, 1 memcpy``), as texts
+    and an index per instance: counted per kind for all of them at once."""
+    h0, h1 = span
+    ptr = cols.ptr[h0 : h1 + 1]
+    kind = trace.kind[cols.rows[int(ptr[0]) : int(ptr[-1])]]
     codes = np.full(kind.shape[0], len(KINDS), dtype=np.int64)  # other
-    for j, (k, _) in enumerate(KINDS):
-        codes[kind == int(k)] = j
-    k, width = cols.ptr.shape[0] - 1, len(KINDS) + 1
-    owner = np.repeat(np.arange(k), np.diff(cols.ptr))
+    for j, (each, _) in enumerate(KINDS):
+        codes[kind == int(each)] = j
+    k, width = h1 - h0, len(KINDS) + 1
+    owner = np.repeat(np.arange(k), np.diff(ptr))
     table = np.bincount(owner * width + codes, minlength=k * width).reshape(k, width)
     unique, which = _unique_rows(table)
     labels = [name for _, name in KINDS] + ["other"]
