@@ -39,7 +39,13 @@ COMMANDS = (
     ["table", "--json"],
     ["stats", "--json"],
     ["slices", "--json"],
-)
+    ["diff", "--json"],  # the trace against itself: its median instance, read from the
+)                        # region's kernel columns the warm-up kept
+
+
+def paths(command: list[str], path: object) -> list[str]:
+    """The trace, given twice to ``diff``."""
+    return [str(path)] * (2 if command[0] == "diff" else 1)
 
 
 @pytest.fixture(params=["one thread", "two threads"])
@@ -91,12 +97,12 @@ def refuse_builds(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_first_open_stores_what_the_next_commands_read(
     path: Path, index_all: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    want = {tuple(c): run([*c, "--no-cache", str(path)]) for c in COMMANDS}
+    want = {tuple(c): run([*c, "--no-cache", *paths(c, path)]) for c in COMMANDS}
     assert run(["stats", "--json", str(path)]) == want[("stats", "--json")]  # the first open
     assert not loading._WARMING, "the warm-up outlived its command"
     refuse_builds(monkeypatch)
     for c in COMMANDS:
-        assert run([*c, str(path)]) == want[tuple(c)], c
+        assert run([*c, *paths(c, path)]) == want[tuple(c)], c
 
 
 @pytest.mark.parametrize("command", [c[0] for c in COMMANDS])
@@ -104,9 +110,10 @@ def test_each_command_as_first_open_gives_its_output(command: str, index_all: Pa
     """The warm-up runs beside the command: what they share is computed once and the
     command's output is the one a trace with no index gives."""
     path = str(SAMPLE_TRACES / "naive.json.gz")
-    want = run([command, "--json", "--no-cache", path])
-    assert run([command, "--json", path]) == want
-    assert run([command, "--json", path]) == want  # the reopen, from what was stored
+    both = paths([command], path)
+    want = run([command, "--json", "--no-cache", *both])
+    assert run([command, "--json", *both]) == want
+    assert run([command, "--json", *both]) == want  # the reopen, from what was stored
 
 
 def test_only_a_first_open_warms(index_all: Path, monkeypatch: pytest.MonkeyPatch):

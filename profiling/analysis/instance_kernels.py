@@ -24,7 +24,7 @@ import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace, batch_key
 from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
-from profiling.analysis.ranges import unique_rows
+from profiling.analysis.ranges import concat_ranges, unique_rows
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.stored_checks import check_ints, check_pointers, check_within
 from profiling.trace.model import NO_ID, Kind, Trace, narrow
@@ -203,25 +203,30 @@ def _combinations(analysed: AnalysedTrace, rows: np.ndarray, chain: np.ndarray,
     return unique, np.asarray(inverse).reshape(-1)
 
 
-def kernels_of(analysed: AnalysedTrace,
-               instances: Sequence[RegionInstance]) -> list[InstanceKernels]:
-    """``instance_kernels`` of many instances, computed for all of them at once."""
-    trace, links = analysed.trace, analysed.links
+def kernels_of(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
+               which: Sequence[int] | None = None) -> list[InstanceKernels]:
+    """``instance_kernels`` of ``instances[k]`` for each ``k`` of ``which`` (all: None),
+    from the columns of every one of them (``kernel_columns``: a region's are kept
+    with the index, so one instance of it is read, not recomputed from the whole
+    trace's links and op nesting); objects are made for those asked for only."""
+    trace = analysed.trace
     cols = kernel_columns(analysed, instances)
-    origin = trace.start_ns
-    rows = cols.rows.tolist()
-    name_id = trace.name_id[cols.rows].tolist()
-    kind = trace.kind[cols.rows].tolist()
-    offset = (cols.offset_ns / 1000.0).tolist()
-    dur = (trace.dur_ns[cols.rows] / 1000.0).tolist()
-    stream = trace.stream[cols.rows].tolist()
-    op = links.op[cols.rows]
-    op_name = np.where(op >= 0, trace.name_id[np.maximum(op, 0)], -1).tolist()
-    chain, how = cols.chain.tolist(), cols.attribution.tolist()
-    strings, ptr, first = trace.strings, cols.ptr.tolist(), cols.first_ns.tolist()
+    chosen = np.arange(len(instances)) if which is None else np.asarray(which, dtype=np.int64)
+    lo, hi = cols.ptr[chosen], cols.ptr[chosen + 1]
+    events = concat_ranges(lo, hi)
+    at = cols.rows[events]
+    rows, name_id, kind = at.tolist(), trace.name_id[at].tolist(), trace.kind[at].tolist()
+    offset = (cols.offset_ns[events] / 1000.0).tolist()
+    dur = (trace.dur_ns[at] / 1000.0).tolist()
+    stream = trace.stream[at].tolist()
+    op_name = cols.combos[cols.combo[events], 3].tolist()
+    chain, how = cols.chain[events].tolist(), cols.attribution[events].tolist()
+    strings, origin = trace.strings, trace.start_ns
+    ends, first = np.cumsum(hi - lo).tolist(), cols.first_ns[chosen].tolist()
     kinds = {int(k): v for k, v in KIND_NAMES.items()}
     out = []
-    for k, inst in enumerate(instances):
+    for n, k in enumerate(chosen.tolist()):
+        inst = instances[k]
         entries = [
             KernelEntry(
                 row=rows[j], name=strings[name_id[j]], kind=kinds.get(kind[j], "other"),
@@ -229,7 +234,7 @@ def kernels_of(analysed: AnalysedTrace,
                 stream=None if stream[j] == NO_ID else stream[j],
                 launched_by=strings[op_name[j]] if op_name[j] >= 0 else None,
                 launch_chain=cols.chains[chain[j]], attribution=ATTRIBUTIONS[how[j]])
-            for j in range(ptr[k], ptr[k + 1])
+            for j in range(ends[n - 1] if n else 0, ends[n])
         ]
         out.append(InstanceKernels(
             region=inst.name,
@@ -237,7 +242,7 @@ def kernels_of(analysed: AnalysedTrace,
             start_us=(inst.start_ns - origin) / 1000.0,
             cpu_time_us=inst.cpu_ns / 1000.0,
             device_time_us=inst.device_ns / 1000.0,
-            gpu_start_us=None if ptr[k] == ptr[k + 1] else (first[k] - origin) / 1000.0,
+            gpu_start_us=None if not entries else (first[n] - origin) / 1000.0,
             kernels=entries,
         ))
     return out

@@ -31,9 +31,9 @@ import numpy as np
 
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.compare import trace_label
-from profiling.analysis.instance_kernels import InstanceKernels, KernelEntry, instance_kernels
+from profiling.analysis.instance_kernels import InstanceKernels, KernelEntry, kernels_of
 from profiling.analysis.lcs import lcs_pairs
-from profiling.analysis.region_choice import choose_regions
+from profiling.analysis.region_choice import choose_regions, chosen_instances
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.stored_regions import instance_column
 from profiling.errors import AttnTuiError
@@ -248,9 +248,14 @@ def typical_instance(instances: Sequence[RegionInstance]) -> RegionInstance:
     """The median instance by GPU time (the lower one of an even count, so it is a
     real instance), ties by index.  Ranked by column: a stored region's instances
     stay rows of its table, and only the chosen one is made an object."""
+    return instances[typical_position(instances)]
+
+
+def typical_position(instances: Sequence[RegionInstance]) -> int:
+    """Where ``typical_instance`` is in ``instances``."""
     order = np.lexsort((instance_column(instances, "index"),
                         instance_column(instances, "device_ns")))
-    return instances[int(order[(len(order) - 1) // 2])]
+    return int(order[(len(order) - 1) // 2])
 
 
 class MissingRegion(AttnTuiError):
@@ -285,7 +290,7 @@ def pick(a: AnalysedTrace, region: str, instance: int | None) -> tuple[Side, Ins
     """One side: the region's median instance, or instance ``instance`` (0-based)."""
     found = _region_instances(a, region)
     if instance is None:
-        inst = typical_instance(found)
+        position = typical_position(found)
     else:
         index = instance_column(found, "index")
         chosen = np.flatnonzero(index == instance)
@@ -295,11 +300,29 @@ def pick(a: AnalysedTrace, region: str, instance: int | None) -> tuple[Side, Ins
                 f"region {region!r} has no instance {instance}", a.trace.path,
                 f"instances are {indexes[0]}..{indexes[-1]}" if len(indexes) > 1
                 else f"its only instance is {indexes[0]}")
-        inst = found[int(chosen[0])]
-    listing = instance_kernels(a, inst)
+        position = int(chosen[0])
+    listing = _listing(a, region, found, position)
     side = Side(a.trace.path, trace_label(a.trace.path, a.trace.metadata), region,
-                inst.index, len(found), listing.device_time_us)
+                listing.instance, len(found), listing.device_time_us)
     return side, listing
+
+
+def _listing(a: AnalysedTrace, region: str, found: Sequence[RegionInstance],
+             position: int) -> InstanceKernels:
+    """The GPU events of ``found[position]``, from kernel columns of many instances:
+    those of the regions ``kernels`` lists by default when ``region`` is one of them
+    (a first open keeps them with the index), else those of the region's instances.
+    Listing the one instance alone would read the whole trace's links and op nesting."""
+    batch, at = found, position
+    names = choose_regions(a).names
+    if region in names:
+        chosen = chosen_instances(a, names)
+        row = instance_column(found, "row")[position]
+        there = np.flatnonzero(instance_column(chosen, "row") == row)
+        if there.shape[0]:  # (always, as both hold every instance of the region)
+            batch, at = chosen, int(there[0])
+    (listing,) = kernels_of(a, batch, [at])
+    return listing
 
 
 def diff_traces(traces: Sequence[AnalysedTrace], region: str | None = None,
