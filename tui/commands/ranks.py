@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from profiling.errors import AttnTuiError
 
@@ -40,65 +41,45 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(report) -> None:  # noqa: ANN001 - a JobReport (imported lazily)
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     from tui.fmt import fmt_time
     from tui.names import visible
+    from tui.plain_text import Column, Item, Table, print_items
 
-    console = Console(highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        console.width = 200
-    console.print(Text(f"{visible(report.job.trace.path)}: {visible(report.job.header())}"))
+    items: list[Item] = [f"{visible(report.job.trace.path)}: {visible(report.job.header())}"]
     warning = report.alignment_warning(fmt_time)
     if warning:
-        console.print(Text("warning: " + warning, style="bold"))
-    table = Table(box=box.SIMPLE_HEAD)
-    for c in COLUMNS:
-        table.add_column(c, justify="left" if c == "device" else "right", no_wrap=True)
-    for r in report.ranks:
-        cells = [str(r["rank"]), visible(r["device"])]
-        cells += [fmt_time(r[f], "us") for f in FIELDS] + [str(r["slowest_in"] or "")]
-        table.add_row(*(Text(c) for c in cells))
-    console.print(table)
+        items.append("warning: " + warning)
+    rows = [[str(r["rank"]), visible(r["device"])] + [fmt_time(r[f], "us") for f in FIELDS]
+            + [str(r["slowest_in"] or "")] for r in report.ranks]
+    items.append(Table([Column(c, "left" if c == "device" else "right") for c in COLUMNS], rows))
     if report.stragglers:
-        _print_stragglers(console, report)
+        items.append(_stragglers(report))
     worst = report.worst_collectives()
     if worst:
-        console.print(Text("collectives whose ranks arrived furthest apart "
-                           "(wait: last arrival minus this rank's start)", style="bold"))
+        items.append("collectives whose ranks arrived furthest apart "
+                     "(wait: last arrival minus this rank's start)")
         for c in worst:
             last = report.job.ranks[c.last_rank_index].rank
-            console.print(Text(f"  {visible(c.name)} #{c.index}: skew "
-                               f"{fmt_time(c.skew_ns)}, last rank {last}"))
+            items.append(f"  {visible(c.name)} #{c.index}: skew {fmt_time(c.skew_ns)}, "
+                         f"last rank {last}")
     for f in report.findings:
-        console.print(Text(f"[{f.severity}] {visible(f.title)}: {visible(f.detail)}",
-                           style="yellow"))
-        for e in f.evidence:
-            console.print(Text(f"  {visible(e.note)}"), style="dim")
+        items.append(f"[{f.severity}] {visible(f.title)}: {visible(f.detail)}")
+        items += [f"  {visible(e.note)}" for e in f.evidence]
+    print_items(items, 200)
 
 
-def _print_stragglers(console, report) -> None:  # noqa: ANN001
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
+def _stragglers(report) -> Any:  # noqa: ANN001
     from tui.fmt import fmt_time
     from tui.names import visible
+    from tui.plain_text import Column, Table
     from tui.ranks_data import excess_cell
 
-    table = Table(title="stragglers (per step: busy = step minus collective wait)",
-                  title_justify="left", box=box.SIMPLE_HEAD)
-    for c in ("item", "measure", "slowest rank", "its time", "median", "excess"):
-        table.add_column(c, justify="left" if c in ("item", "measure") else "right",
-                         no_wrap=True, max_width=60 if c == "item" else None)
-    for s in report.stragglers[:20]:
-        table.add_row(Text(visible(s.name)), Text(s.measure), Text(str(s.slowest)),
-                      Text(fmt_time(max(s.values_ns))), Text(fmt_time(s.median_ns)),
-                      Text(excess_cell(s)))
-    console.print(table)
+    columns = [Column("item", max_width=60), Column("measure")] + [
+        Column(c, "right") for c in ("slowest rank", "its time", "median", "excess")]
+    return Table(columns, [[visible(s.name), s.measure, str(s.slowest),
+                            fmt_time(max(s.values_ns)), fmt_time(s.median_ns), excess_cell(s)]
+                           for s in report.stragglers[:20]],
+                 "stragglers (per step: busy = step minus collective wait)")
 
 
 def add_options(p: argparse.ArgumentParser) -> None:

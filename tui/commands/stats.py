@@ -61,95 +61,63 @@ def _some(names: list[str]) -> str:
 
 
 def _print(stats: dict[str, Any]) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     from profiling.analysis.correlation import ranks_in
     from profiling.analysis.ranks import rank_text
     from tui.fmt import fmt_time
     from tui.names import visible
+    from tui.plain_text import Column, Item, Table, print_items
 
-    console = Console(highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        console.width = 200
     rank = rank_text({"distributedInfo": {"rank": stats.get("rank"),
                                           "world_size": stats.get("world_size")}})
     merged = ranks_in([lane["pid"] for lane in stats["lanes"]])
     if merged:  # one file of several ranks (profiling.analysis.job_split)
         rank = f"{merged} ranks merged in one file (attn-tui ranks shows each)"
-    console.print(Text(
+    items: list[Item] = [
         f"{visible(stats['path'])}: {rank + ', ' if rank else ''}{stats['events']} events, "
         f"{stats['rows']} rows, {fmt_time(stats['duration_us'], 'us', digits=4)}, "
-        f"{stats['gpu_events']} GPU events ({stats['orphans']} with no launch in the trace)"
-    ))
-
-    lanes = Table(title="lanes", title_justify="left", box=box.SIMPLE_HEAD)
-    for header in ("kind", "pid", "tid", "label", "events"):
-        right = header in ("pid", "tid", "events")
-        lanes.add_column(header, justify="right" if right else "left", no_wrap=True)
+        f"{stats['gpu_events']} GPU events ({stats['orphans']} with no launch in the trace)"]
     shown = busiest(stats["lanes"], LANE_ROWS)
-    for lane in shown:
-        lanes.add_row(Text(lane["kind"]), Text(visible(str(lane["pid"]))),
-                      Text(visible(str(lane["tid"]))), Text(visible(lane["label"])),
-                      Text(str(lane["events"])))
-    console.print(lanes)
+    items.append(Table(
+        [Column("kind"), Column("pid", "right"), Column("tid", "right"), Column("label"),
+         Column("events", "right")],
+        [[lane["kind"], visible(str(lane["pid"])), visible(str(lane["tid"])),
+          visible(lane["label"]), str(lane["events"])] for lane in shown], "lanes"))
     if len(shown) < len(stats["lanes"]):
         rest = len(stats["lanes"]) - len(shown)
         events = sum(lane["events"] for lane in stats["lanes"]) - sum(x["events"] for x in shown)
-        console.print(Text(f"{rest} more lanes with {events} events (the {len(shown)} busiest "
-                           "shown; --json lists every lane)"))
-
-    _print_regions(console, stats["regions"])
-
+        items.append(f"{rest} more lanes with {events} events (the {len(shown)} busiest "
+                     "shown; --json lists every lane)")
+    items += _regions(stats["regions"])
     if stats["copies"]:
-        copies = Table(title="copies and fills", title_justify="left", box=box.SIMPLE_HEAD)
-        copies.add_column("name", no_wrap=True, overflow="ellipsis", max_width=45)
-        copies.add_column("count", justify="right", no_wrap=True)
-        copies.add_column("total", justify="right", no_wrap=True)
-        copies.add_column("launched by", overflow="fold")
-        copies.add_column("regions", overflow="fold")
-        for name, c in stats["copies"].items():
-            copies.add_row(Text(visible(name)), Text(str(c["count"])),
-                           Text(fmt_time(c["total_us"], "us")),
-                           Text(visible(_some(c["launched_by"]))),
-                           Text(visible(_some(c["regions"]))))
-        console.print(copies)
-
-    for warning in stats["warnings"]:
-        console.print(Text("warning: " + visible(warning)))
+        items.append(Table(
+            [Column("name", max_width=45), Column("count", "right"), Column("total", "right"),
+             Column("launched by", fold=True), Column("regions", fold=True)],
+            [[visible(name), str(c["count"]), fmt_time(c["total_us"], "us"),
+              visible(_some(c["launched_by"])), visible(_some(c["regions"]))]
+             for name, c in stats["copies"].items()], "copies and fills"))
+    items += ["warning: " + visible(warning) for warning in stats["warnings"]]
+    print_items(items, 200)
 
 
-def _print_regions(console: Any, found: dict[str, dict[str, Any]]) -> None:
+def _regions(found: dict[str, dict[str, Any]]) -> list[Any]:
     """The regions table: those with the most CPU time (``REGION_ROWS``), and how many
     more there are."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
     from tui.fmt import fmt_time
     from tui.names import visible
+    from tui.plain_text import Column, Table
 
     if not found:
-        console.print(Text("no record_function regions in this trace"))
-        return
-    regions = Table(title="regions", title_justify="left", box=box.SIMPLE_HEAD)
-    regions.add_column("name", no_wrap=True, overflow="ellipsis", max_width=60)
-    for header in ("instances", "CPU avg", "GPU avg", "kernels/inst", "memcpy/inst",
-                   "memset/inst"):
-        regions.add_column(header, justify="right", no_wrap=True)
+        return ["no record_function regions in this trace"]
     listed = [{"name": n, **r} for n, r in found.items()]
     shown = busiest(listed, REGION_ROWS, _cpu_total)
-    for r in shown:
-        regions.add_row(
-            Text(visible(r["name"])), Text(str(r["instances"])),
-            Text(fmt_time(r["cpu_time_avg_us"], "us")),
-            Text(fmt_time(r["device_time_avg_us"], "us")),
-            Text(f"{r['kernels_per_instance']:g}"), Text(f"{r['memcpy_per_instance']:g}"),
-            Text(f"{r['memset_per_instance']:g}"),
-        )
-    console.print(regions)
+    out: list[Any] = [Table(
+        [Column("name", max_width=60)] + [Column(h, "right") for h in (
+            "instances", "CPU avg", "GPU avg", "kernels/inst", "memcpy/inst", "memset/inst")],
+        [[visible(r["name"]), str(r["instances"]), fmt_time(r["cpu_time_avg_us"], "us"),
+          fmt_time(r["device_time_avg_us"], "us"), f"{r['kernels_per_instance']:g}",
+          f"{r['memcpy_per_instance']:g}", f"{r['memset_per_instance']:g}"] for r in shown],
+        "regions")]
     if len(shown) < len(listed):
-        console.print(Text(f"{len(listed) - len(shown)} more regions (the {len(shown)} with "
-                           "the most CPU time shown; --json lists every region)"))
+        out.append(f"{len(listed) - len(shown)} more regions (the {len(shown)} with "
+                   "the most CPU time shown; --json lists every region)")
+    return out

@@ -67,44 +67,28 @@ def format_share(us: float, total: float) -> str:
 
 def _print_table(rows: list, self_cpu_total: float, self_device_total: float,
                  has_device: bool) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     from tui.fmt import fmt_us  # torch's _format_time: us below 1 ms, ms below 1 s, else s
     from tui.names import visible
+    from tui.plain_text import Column, Item, Table, print_items
 
-    console = Console(highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        console.width = 240
-    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    t.add_column("Name", no_wrap=True, overflow="ellipsis", max_width=55)
-    for header in ("Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"):
-        t.add_column(header, justify="right", no_wrap=True)
+    columns = [Column("Name", max_width=55)] + [Column(h, "right") for h in (
+        "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg")]
     if has_device:
-        for header in ("Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"):
-            t.add_column(header, justify="right", no_wrap=True)
-    t.add_column("# of Calls", justify="right", no_wrap=True)
+        columns += [Column(h, "right") for h in ("Self CUDA", "Self CUDA %", "CUDA total",
+                                                  "CUDA time avg")]
+    columns.append(Column("# of Calls", "right"))
+    cells = []
     for r in rows:
-        cells = [
-            Text(visible(r.key)),
-            format_share(r.self_cpu_time_total, self_cpu_total),
-            fmt_us(r.self_cpu_time_total),
-            format_share(r.cpu_time_total, self_cpu_total),
-            fmt_us(r.cpu_time_total),
-            fmt_us(r.cpu_time),
-        ]
+        row = [visible(r.key), format_share(r.self_cpu_time_total, self_cpu_total),
+               fmt_us(r.self_cpu_time_total), format_share(r.cpu_time_total, self_cpu_total),
+               fmt_us(r.cpu_time_total), fmt_us(r.cpu_time)]
         if has_device:
-            cells += [
-                fmt_us(r.self_device_time_total),
-                format_share(r.self_device_time_total, self_device_total),
-                fmt_us(r.device_time_total),
-                fmt_us(r.device_time),
-            ]
-        cells.append(str(r.count))
-        t.add_row(*[c if isinstance(c, Text) else Text(str(c)) for c in cells])
-    console.print(t)
-    console.print(Text(f"Self CPU time total: {fmt_us(self_cpu_total)}"))
+            row += [fmt_us(r.self_device_time_total),
+                    format_share(r.self_device_time_total, self_device_total),
+                    fmt_us(r.device_time_total), fmt_us(r.device_time)]
+        cells.append([*row, str(r.count)])
+    items: list[Item] = [Table(columns, cells, edge=False),
+                         f"Self CPU time total: {fmt_us(self_cpu_total)}"]
     if has_device:
-        console.print(Text(f"Self CUDA time total: {fmt_us(self_device_total)}"))
+        items.append(f"Self CUDA time total: {fmt_us(self_device_total)}")
+    print_items(items, 240)
