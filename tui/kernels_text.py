@@ -71,10 +71,11 @@ def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstan
     combo, header = _combo_cells(analysed, cols, w, width)
     last = np.zeros(cols.rows.shape[0], dtype=np.int64)
     last[cols.ptr[1:][counts > 0] - 1] = 1
-    times = (objects([GAP + t.rjust(w[1]) for t in off_texts]), off,
-             objects([GAP + t.rjust(w[2]) for t in dur_texts]), dur)
-    closing = (objects([c + end for c in combo for end in ("\n", "\n\n")]),
-               2 * cols.combo + last)
+    off_cells = objects([GAP + t.rjust(w[1]) for t in off_texts])  # picked by ``off``
+    dur_cells = objects([GAP + t.rjust(w[2]) for t in dur_texts])  # by ``dur``
+    # an event's cells after its duration, and the end of its line (and instance)
+    ends = objects([c + tail for c in combo for tail in ("\n", "\n\n")])
+    end = 2 * cols.combo + last
     every = Chunks(cols.ptr, per, _H, _E)
 
     def part(j: int) -> str:
@@ -88,8 +89,8 @@ def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstan
         if e1 > e0:
             at = chunk.event_at
             out[at] = _numbers(np.arange(e0, e1) - cols.ptr[every.owner[e0:e1]], w[0])
-            out[at + 1], out[at + 2] = times[0][times[1][e0:e1]], times[2][times[3][e0:e1]]
-            out[at + 3] = closing[0][closing[1][e0:e1]]
+            out[at + 1], out[at + 2] = off_cells[off[e0:e1]], dur_cells[dur[e0:e1]]
+            out[at + 3] = ends[end[e0:e1]]
         return "".join(out.tolist())
 
     return [functools.partial(part, j) for j in range(len(every))]
