@@ -1,6 +1,6 @@
 """The scale issue's table in one run: every command on a big trace, as ratios.
 
-    python bench/bench_scale.py FILE.json [--jobs N] [--repeat 1] [--region attn_fwd]
+    python bench/bench_scale.py FILE.json [--jobs N] [--repeat 1] [--region attn_fwd] [--more]
 
 Measured side by side in this one run, each in a fresh interpreter (its wall
 time from before ``tui.cli`` is imported to the end; stdout to /dev/null):
@@ -12,6 +12,11 @@ time from before ``tui.cli`` is imported to the end; stdout to /dev/null):
    twice on the reopened trace.  Both runs map the analysis the first open stored
    (``profiling.analysis.warm``: these commands write nothing to the index), so the
    two rows show the run-to-run spread; the goal lines take the slower.
+
+With ``--more``, the other commands and the text renderings (``MORE``: ``ranks``,
+``diff``, ``kernels``, ``stats``, ``table``, ``compare --markdown``, ``findings``
+without ``--json``) are measured the same way after them, twice each, and their
+slowest is set against the first open too.
 
 With ``--profile DIR``, each command on the reopened trace is
 then run once more under cProfile and once with ``-X importtime``, into
@@ -40,6 +45,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_load import ORJSON, clear_cache, measure  # noqa: E402
 
 COMMANDS = ("kernels", "findings", "compare", "table", "slices")
+MORE = {"ranks --json": ["ranks", "{f}", "--json"], "ranks (text)": ["ranks", "{f}"],
+        "diff F F --json": ["diff", "{f}", "{f}", "--json"],
+        "diff F F (text)": ["diff", "{f}", "{f}"],
+        "kernels --region R (text)": ["kernels", "{f}", "--region", "{r}"],
+        "stats (text)": ["stats", "{f}"], "table (text)": ["table", "{f}"],
+        "compare --markdown": ["compare", "{f}", "--markdown"],
+        "findings (text)": ["findings", "{f}"]}
+"""With ``--more``: the other commands and renderings (text, not ``--json``), twice each."""
 GOALS = {"first": 0.25, "reopen": 0.1, "command": 0.1, "rss_first": 1.0, "rss_reopen": 0.3}
 
 
@@ -54,7 +67,8 @@ def command_body(argv: list[str]) -> str:
     )
 
 
-def run_once(path: Path, extra: list[str], region: str | None) -> dict[str, dict[str, float]]:
+def run_once(path: Path, extra: list[str], region: str | None,
+             more: bool = False) -> dict[str, dict[str, float]]:
     """One repeat: every measurement of the table, in order."""
     out: dict[str, dict[str, float]] = {}
     clear_cache(path)
@@ -63,6 +77,12 @@ def run_once(path: Path, extra: list[str], region: str | None) -> dict[str, dict
     out["stats reopen"] = measure(command_body(["stats", str(path), "--json", *extra]), path)
     for name in COMMANDS:
         argv = argv_of(name, path, extra, region)
+        out[f"{name} run 1"] = measure(command_body(argv), path)
+        out[f"{name} run 2"] = measure(command_body(argv), path)
+    for name, template in MORE.items() if more else ():
+        argv = [a.format(f=path, r=region or "") for a in template] + extra
+        if "--region" in argv and not region:
+            argv = [a for a in argv if a not in ("--region", "")]
         out[f"{name} run 1"] = measure(command_body(argv), path)
         out[f"{name} run 2"] = measure(command_body(argv), path)
     return out
@@ -104,12 +124,15 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--region", default="attn_fwd",
                         help="kernels --region (default attn_fwd; '' for the command's choice)")
+    parser.add_argument("--more", action="store_true",
+                        help="also the other commands and the text renderings (MORE)")
     parser.add_argument("--profile", type=Path, metavar="DIR",
                         help="then profile each command on the reopened trace into DIR")
     args = parser.parse_args()
     extra = [] if args.jobs is None else ["--jobs", str(args.jobs)]
     size = args.file.stat().st_size
-    runs = [run_once(args.file, extra, args.region or None) for _ in range(args.repeat)]
+    runs = [run_once(args.file, extra, args.region or None, args.more)
+            for _ in range(args.repeat)]
     if args.profile:
         profile(args.file, extra, args.region or None, args.profile)
     clear_cache(args.file)
@@ -139,11 +162,17 @@ def main() -> int:
         what = f"`{name}{' --region ' + args.region if name == 'kernels' and args.region else ''}"
         row(f"{what} --json`, reopen, run 1", f"{name} run 1")
         row(f"{what} --json`, reopen, run 2", f"{name} run 2")
+    for name in MORE if args.more else ():
+        row(f"`{name}`, reopen, run 1", f"{name} run 1")
+        row(f"`{name}`, reopen, run 2", f"{name} run 2")
     print()
     worst = max(wall(f"{n} run {k}") for n in COMMANDS for k in (1, 2))
     print(f"first open / orjson.loads = {first / base:.3f} (goal <= {GOALS['first']} on 2 cores)")
     print(f"reopen / first open = {wall('stats reopen') / first:.3f}; slowest command on the "
           f"reopened trace / first open = {worst / first:.3f} (goal <= {GOALS['reopen']})")
+    if args.more:
+        most = max(wall(f"{n} run {k}") for n in MORE for k in (1, 2))
+        print(f"slowest of the other commands / first open = {most / first:.3f}")
     print(f"slowest command on the reopened trace / orjson.loads = {worst / base:.3f} "
           f"(goal <= {GOALS['command']})")
     print(f"peak RSS / file: first open {rss('stats first'):.2f} (goal <= {GOALS['rss_first']}), "
