@@ -283,3 +283,28 @@ def test_stored_parts_count_towards_the_cache_cap(write_trace, tmp_path, monkeyp
     parts = sum(folder_bytes(p, 0) for p in folder.iterdir() if p.is_dir())
     assert parts > 0 and folder_bytes(folder) == before + parts
     assert [e.bytes for e in list_entries()] == [before + parts]
+
+
+def test_the_source_digest_moves_with_any_write(tmp_path: Path) -> None:
+    """Parts are keyed by the analysis source's stamps: an edit of the same size whose
+    old mtime is put back still moves the digest (its ctime moved), as does a file
+    added; an untouched tree keeps it."""
+    import os
+    import time
+
+    from profiling.analysis.analysis_store import source_digest
+
+    (tmp_path / "analysis").mkdir()
+    source = tmp_path / "analysis" / "a.py"
+    source.write_text("X = 1\n")
+    first = source_digest(tmp_path, ("analysis",))
+    assert source_digest(tmp_path, ("analysis",)) == first
+    before = source.stat()
+    time.sleep(0.05)  # past the file system's clock tick
+    source.write_text("X = 2\n")
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert source.stat().st_mtime_ns == before.st_mtime_ns
+    edited = source_digest(tmp_path, ("analysis",))
+    assert edited != first
+    (tmp_path / "analysis" / "b.py").write_text("")
+    assert source_digest(tmp_path, ("analysis",)) not in (first, edited)
