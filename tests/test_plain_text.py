@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tui import plain_text as pt
 
 SIMPLE = st.one_of(
-    st.text(st.sampled_from(list("abcXYZ019_-:./#%()[]*µ…·")), max_size=24),
+    st.text(st.sampled_from(list("abcXYZ019_-:./#%()[]*µ…·λ≈")), max_size=24),
     st.builds(lambda a, b: f"{a} {b}", st.text("ab1", min_size=1), st.text("µs", min_size=1)))
 ODD = st.text(st.sampled_from(list("ab ") + ["é", "好", "\x1b"]), max_size=6)
 """What only Rich lays out: wide or control characters, spaces at an end."""
@@ -63,6 +63,12 @@ def test_the_commands_tables_are_written_here() -> None:
     text = pt.render(items, 200)
     assert text is not None and "aten::s…" in text
     assert text == with_rich(items, 200)
+
+
+def test_the_characters_taken_as_one_cell_are_one_cell_to_rich() -> None:
+    from rich.cells import cell_len
+
+    assert {c: cell_len(c) for c in pt.ONE_CELL} == dict.fromkeys(pt.ONE_CELL, 1)
 
 
 def test_what_rich_lays_out_otherwise_is_left_to_it() -> None:

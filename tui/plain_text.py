@@ -20,8 +20,9 @@ import sys
 from collections.abc import Sequence
 from typing import Literal, NamedTuple, TextIO
 
-ONE_CELL = frozenset("µ…─→·›≈Δ×°±")
-"""Characters beyond printable ASCII that every terminal and Rich give one cell."""
+ONE_CELL = frozenset("µ…─→←·›≈Δλ×°±")
+"""Characters beyond printable ASCII that every terminal and Rich give one cell (the
+units, rules, arrows and ``short_name``'s ``λ`` the commands write)."""
 
 Justify = Literal["left", "right"]
 

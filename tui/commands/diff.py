@@ -207,32 +207,21 @@ the totals still count every row, and the formats print them all."""
 
 
 def _print(diffs: Sequence[Any]) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     from tui.names import short_name, visible
+    from tui.plain_text import Column, Item, Table, print_items
 
-    console = Console(highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        console.width = 200
-    title = Text(visible(f"{_title(diffs[0], 'a')}; " + "; ".join(_title(d, "b")
-                                                                   for d in diffs)))
-    t = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
-    t.add_column("kernel", no_wrap=True, overflow="ellipsis", max_width=60)
-    for h in _headers(diffs):
-        t.add_column(Text(visible(h)), justify="left" if h == "op" else "right", no_wrap=True)
-    t.add_column("launched by", no_wrap=True, overflow="ellipsis", max_width=50)
+    title = visible(f"{_title(diffs[0], 'a')}; " + "; ".join(_title(d, "b") for d in diffs))
+    columns = [Column("kernel", max_width=60)] + [
+        Column(visible(h), "left" if h == "op" else "right") for h in _headers(diffs)]
+    columns.append(Column("launched by", max_width=50))
     lines = merged_lines(diffs)
-    for line in lines[:TABLE_ROWS]:
-        t.add_row(Text(short_name(line.name, 60)), *(Text(c) for c in _cells(line)),
-                  Text(launch_text(line.chain, 50)))
-    console.print(t)
+    rows = [[short_name(line.name, 60), *_cells(line), launch_text(line.chain, 50)]
+            for line in lines[:TABLE_ROWS]]
+    items: list[Item] = [Table(columns, rows, title)]
     if len(lines) > TABLE_ROWS:
-        console.print(Text(f"the first {TABLE_ROWS} of {len(lines)} rows shown: --markdown "
-                           "or --json prints every row"), style="bold")
-    for sentence in totals_lines(diffs):
-        console.print(Text(visible(sentence)))
-    console.print(Text("= same kernel; ≈ same kernel stem, other template arguments; "
-                       "- only in the base; + only in that trace"), style="dim")
+        items.append(f"the first {TABLE_ROWS} of {len(lines)} rows shown: --markdown "
+                     "or --json prints every row")
+    items += [visible(sentence) for sentence in totals_lines(diffs)]
+    items.append("= same kernel; ≈ same kernel stem, other template arguments; "
+                 "- only in the base; + only in that trace")
+    print_items(items, 200)
