@@ -29,10 +29,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-MAX_WORKERS = 8
-"""On the 16-core H200, 8 workers made a 1 GB trace's listing in 46-57 ms, 4 in 64-70 ms;
-more were not tried: the parts are written one after the other, so each worker added
-buys less, and each fork costs a little."""
+MAX_WORKERS = 12
+"""On the 16-core H200 (``bench/kernels_workers.py`` on a 1 GB trace, medians of 4,
+2026-12-03): ``kernels --json`` 72.6 ms with 4 workers, 56.5 with
+8, 53.9 with 12, 58.7 with 16; as text 101, 73.8, 66.5 and 71.1 ms.  The parts are
+written one after the other, so each worker added buys less, and each fork costs a
+little."""
 
 _BROKEN_PIPE = 3
 _PREDECESSOR_GONE = 4
