@@ -20,6 +20,7 @@ import pytest
 from profiling.analysis import analysed as analysed_module
 from profiling.analysis import analysis_store, findings, instance_kernels, key_averages
 from profiling.analysis import compare as compare_module
+from profiling.analysis import rank_breakdown
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace import loader
 from profiling.trace.cache import is_new_index
@@ -40,7 +41,9 @@ COMMANDS = (
     ["stats", "--json"],
     ["slices", "--json"],
     ["diff", "--json"],  # the trace against itself: its median instance, read from the
-)                        # region's kernel columns the warm-up kept
+                         # region's kernel columns the warm-up kept
+    ["ranks", "--json"],  # its GPU figures as a one-trace job
+)
 
 
 def paths(command: list[str], path: object) -> list[str]:
@@ -87,6 +90,7 @@ def refuse_builds(monkeypatch: pytest.MonkeyPatch) -> None:
         (compare_module, "region_implementation"),
         (instance_kernels, "_kernel_columns"),
         (findings, "_trace_findings"),
+        (rank_breakdown, "gpu_breakdown"),
     ):
         monkeypatch.setattr(module, name, refused(name))
     monkeypatch.setattr("profiling.analysis.analysed.key_averages", refused("key_averages"))

@@ -114,6 +114,22 @@ def rank_figures(job: Job, comm: np.ndarray) -> list[dict[str, float]]:
     return figures
 
 
+def store_trace_figures(trace: Trace) -> None:
+    """What ``rank_figures`` reads for ``ranks`` of this one trace (its one-trace job:
+    one rank of every row), computed and stored by a first open (``warm``); nothing
+    for a file that merges several ranks (``ranks`` splits it) or one with no index."""
+    from profiling.analysis import analysis_store
+    from profiling.analysis.correlation import ranks_in
+
+    spans = [[0, len(trace)]]
+    if ranks_in([g.pid for g in trace.groups]) or not analysis_store.available(trace):
+        return
+    found = analysis_store.load(trace, FIGURES_PART)
+    if found is None or not _figures_fit(found[1], spans):
+        figures = [gpu_breakdown(trace, (0, len(trace)), comm_names(trace.strings))]
+        analysis_store.save(trace, FIGURES_PART, {}, {"spans": spans, "figures": figures})
+
+
 _FIGURE_NAMES = ("span_us", "comm_us", "compute_us", "overlap_us", "idle_us", "memcpy_us",
                  "memset_us", "gpu_events")
 

@@ -24,6 +24,7 @@ from profiling.analysis.analysed import AnalysedTrace
 from profiling.analysis.compare import summarize_trace
 from profiling.analysis.findings import trace_findings
 from profiling.analysis.instance_kernels import kernel_columns
+from profiling.analysis.rank_breakdown import store_trace_figures
 from profiling.analysis.region_choice import choose_regions, chosen_instances
 from profiling.analysis.slices import whole_trace
 from profiling.cores import usable_cores
@@ -36,7 +37,7 @@ def warm(analysed: AnalysedTrace) -> None:
     """Compute and store the op table and the implementation of ``compare``'s
     default regions (``summarize_trace``); the kernel columns (and launches) of the
     regions ``kernels`` lists by default; the default findings (which read those
-    launches); the whole trace's ``slices``.
+    launches); the whole trace's ``slices`` and its GPU figures for ``ranks``.
 
     The four share only parts that are built once (``AnalysedTrace``'s locks:
     the findings wait for the launches the kernel columns build, or build them
@@ -77,8 +78,10 @@ def warm(analysed: AnalysedTrace) -> None:
 
 
 def _slices(analysed: AnalysedTrace) -> None:
-    """The whole trace's ``slices`` (its groups and GPU figures, five passes over every row)."""
+    """The whole trace's ``slices`` (its groups and GPU figures, five passes over every
+    row), then the GPU figures ``ranks`` gives this trace (``store_trace_figures``)."""
     whole_trace(analysed.trace)
+    store_trace_figures(analysed.trace)
 
 
 def _regions(analysed: AnalysedTrace) -> None:
