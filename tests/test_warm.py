@@ -18,9 +18,14 @@ import numpy as np
 import pytest
 
 from profiling.analysis import analysed as analysed_module
-from profiling.analysis import analysis_store, findings, instance_kernels, key_averages
+from profiling.analysis import (
+    analysis_store,
+    findings,
+    instance_kernels,
+    key_averages,
+    rank_breakdown,
+)
 from profiling.analysis import compare as compare_module
-from profiling.analysis import rank_breakdown
 from profiling.analysis.analysed import AnalysedTrace
 from profiling.trace import loader
 from profiling.trace.cache import is_new_index
@@ -246,3 +251,23 @@ def test_one_instance_of_many_gpu_events_is_kept_with_the_index(
     assert run(argv) == want  # kept now
     refuse_builds(monkeypatch)
     assert run(argv) == want  # and mapped
+
+
+def test_a_trace_named_twice_is_loaded_once(index_all: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``diff A A`` and ``compare A B A`` load and analyse A once, and print what two
+    loads print."""
+    a, b = str(SAMPLE_TRACES / "naive.json.gz"), str(SAMPLE_TRACES / "sdpa_flash.json.gz")
+    want = run(["diff", "--json", "--no-cache", a, a])
+    loads: list[str] = []
+    real = loading.analysed_for_command
+
+    def counted(path: str, args: object = None) -> AnalysedTrace:
+        loads.append(path)
+        return real(path, args)
+
+    monkeypatch.setattr(loading, "analysed_for_command", counted)
+    traces = loading.analysed_each([a, b, a])
+    assert loads == [a, b] and traces[0] is traces[2] and traces[1] is not traces[0]
+    loads.clear()
+    assert run(["diff", "--json", a, a]) == want and loads == [a]

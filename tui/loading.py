@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from profiling.trace import Trace, load_trace
@@ -66,6 +67,16 @@ def analysed_for_command(path: str, args: Any = None) -> AnalysedTrace:
 
     trace = load_for_command(path, args)
     return _warming(trace) or AnalysedTrace(trace)
+
+
+def analysed_each(paths: Sequence[str], args: Any = None) -> list[AnalysedTrace]:
+    """``analysed_for_command`` of each path, in order; a path given more than once is
+    loaded and analysed once (``diff A A``: one index read, one set of parts)."""
+    loaded: dict[str, AnalysedTrace] = {}
+    for path in paths:
+        if path not in loaded:
+            loaded[path] = analysed_for_command(path, args)
+    return [loaded[path] for path in paths]
 
 
 def trace_for_command(path: str, args: Any = None) -> Trace:

@@ -26,13 +26,13 @@ if TYPE_CHECKING:
 def run(args: argparse.Namespace) -> int:
     from profiling.analysis.compare import compare_traces
     from profiling.analysis.job import group_paths
-    from tui.loading import analysed_for_command
+    from tui.loading import analysed_each
 
     paths: list[str] = list(args.paths)
     if not paths:
         raise AttnTuiError("no trace given", "compare", "give one or more trace files")
     paths = [p for group in group_paths(paths) for p in group]  # a job's ranks in rank order
-    traces = [analysed_for_command(p, args) for p in paths]
+    traces = analysed_each(paths, args)
     items = _merged_ranks(traces[0], args.region) if len(traces) == 1 else None
     if items is None:
         items = compare_traces(traces, args.region)

@@ -36,13 +36,13 @@ def run(args: argparse.Namespace) -> int:
     from profiling.analysis.kernel_diff import MissingRegion, diff_traces
     from profiling.analysis.region_choice import choose_regions
     from profiling.errors import AttnTuiError
-    from tui.loading import analysed_for_command
+    from tui.loading import analysed_each
 
     paths: list[str] = list(args.paths)
     if len(paths) < 2:
         raise AttnTuiError("diff needs two traces or more", "",
                            "give a base trace and one or more to set against it")
-    traces = [analysed_for_command(p, args) for p in paths]
+    traces = analysed_each(paths, args)
     if args.region is not None and not any(t.instances(args.region) for t in traces):
         names = traces[0].regions.names()
         raise AttnTuiError(f"no region named {args.region!r} in any of the traces", "",
