@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +36,7 @@ def tables(draw: st.DrawFn) -> pt.Table:
     return pt.Table(columns, rows, draw(st.one_of(st.none(), SIMPLE)), edge)
 
 
-TEXT = st.one_of(SIMPLE, ODD)
+TEXT = st.one_of(SIMPLE, ODD, st.builds(pt.Line, SIMPLE, st.sampled_from(["bold", "dim"])))
 
 
 def with_rich(items: list[pt.Item], width: int) -> str:
@@ -80,3 +81,16 @@ def test_what_rich_lays_out_otherwise_is_left_to_it() -> None:
     out = io.StringIO()
     pt.print_items([wide, "[bold]not markup[/]"], 40, out)  # Rich, given data as text
     assert "[bold]not markup[/]" in out.getvalue() and "…" in out.getvalue()
+
+
+def test_a_terminal_gets_rich_and_its_styles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a terminal Rich draws everything, styles included (a pipe gets the text)."""
+    out = io.StringIO()
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    pt.print_items([pt.Line("warning: late", "bold"), "plain"], 80, out)
+    assert "\x1b[1mwarning: late\x1b[0m" in out.getvalue()
+    monkeypatch.delenv("FORCE_COLOR")
+    plain = io.StringIO()
+    pt.print_items([pt.Line("warning: late", "bold"), "plain"], 80, plain)
+    assert plain.getvalue() == "warning: late\nplain\n"

@@ -23,6 +23,7 @@ from profiling.analysis.instance_kernels import KIND_NAMES, KernelColumns, kerne
 from profiling.analysis.kernels_json import instance_heads, objects
 from profiling.analysis.launch_chain import ATTRIBUTIONS
 from profiling.analysis.listing_chunks import PART_UNITS, Chunks
+from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.time_texts import ns_texts
 from profiling.trace.column_threads import in_threads
@@ -173,7 +174,7 @@ def _launched(trace: Trace, cols: KernelColumns, span: tuple[int, int]) -> Texts
     k, width = h1 - h0, len(KINDS) + 1
     owner = np.repeat(np.arange(k), np.diff(ptr))
     table = np.bincount(owner * width + codes, minlength=k * width).reshape(k, width)
-    unique, which = _unique_rows(table)
+    unique, which = unique_rows(table)
     labels = [name for _, name in KINDS] + ["other"]
     texts = []
     for row in unique.tolist():
@@ -181,17 +182,3 @@ def _launched(trace: Trace, cols: KernelColumns, span: tuple[int, int]) -> Texts
                  for n, label in zip(row, labels, strict=True) if n]
         texts.append(", " + ", ".join(parts) if parts else _NONE)
     return texts, which
-
-
-def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(table, axis=0, return_inverse=True)`` of a table of counts, each
-    row read as one integer (its counts as digits of base ``max + 1``) where that
-    fits in 62 bits: a 1-D unique, not one over rows as byte strings (46-66 ms for
-    the 42,354 instances of a 1 GB trace, 2 cores)."""
-    base = int(table.max(initial=0)) + 1
-    if table.shape[1] * base.bit_length() > 62:
-        unique, which = np.unique(table, axis=0, return_inverse=True)
-        return unique, np.asarray(which).reshape(-1)
-    weights = np.array([base ** j for j in range(table.shape[1])][::-1], dtype=np.int64)
-    _keys, first, which = np.unique(table @ weights, return_index=True, return_inverse=True)
-    return table[first], np.asarray(which).reshape(-1)

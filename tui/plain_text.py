@@ -41,16 +41,26 @@ class Column(NamedTuple):
 
 class Table(NamedTuple):
     """A ``box.SIMPLE_HEAD`` table of text cells; ``edge``: Rich's ``show_edge`` and
-    ``pad_edge`` (both on or both off); ``title`` above it, left-justified."""
+    ``pad_edge`` (both on or both off); ``title`` above it, left-justified, drawn in a
+    terminal in ``title_style`` (Rich's own for a table's title unless told)."""
 
     columns: Sequence[Column]
     rows: Sequence[Sequence[str]]
     title: str | None = None
     edge: bool = True
+    title_style: str = "table.title"
 
 
-Item = str | Table
-"""What a command prints: a line of text, or a table."""
+class Line(NamedTuple):
+    """A line of text with a Rich style (``"bold"``, ``"dim"``...), drawn in a terminal;
+    where no style is drawn (a pipe, a file) it is the text alone."""
+
+    text: str
+    style: str
+
+
+Item = str | Line | Table
+"""What a command prints: a line of text (styled or not), or a table."""
 
 
 def print_items(items: Sequence[Item], width: int, out: TextIO | None = None) -> None:
@@ -70,7 +80,10 @@ def render(items: Sequence[Item], width: int) -> str | None:
     would lay something out otherwise (wrap, shrink, measure a wide character)."""
     out = []
     for item in items:
-        text = _line(item, width) if isinstance(item, str) else _table(item, width)
+        if isinstance(item, Table):
+            text = _table(item, width)
+        else:
+            text = _line(item if isinstance(item, str) else item.text, width)
         if text is None:
             return None
         out.append(text)
@@ -158,10 +171,11 @@ def _print_with_rich(items: Sequence[Item], width: int, out: TextIO) -> None:
     if not console.is_terminal:
         console.width = width
     for item in items:
-        if isinstance(item, str):
-            console.print(Text(item))
+        if not isinstance(item, Table):
+            console.print(Text(item) if isinstance(item, str) else Text(*item))
             continue
-        table = RichTable(title=Text(item.title) if item.title else None, title_justify="left",
+        title = Text(item.title, style=item.title_style) if item.title else None  # data
+        table = RichTable(title=title, title_justify="left",
                           box=box.SIMPLE_HEAD, show_edge=item.edge, pad_edge=item.edge)
         for c in item.columns:
             table.add_column(Text(c.header), justify=c.justify, no_wrap=not c.fold,

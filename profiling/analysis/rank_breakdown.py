@@ -18,6 +18,7 @@ second of two-stream work twice.  Each union is one sort and a running maximum
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -98,20 +99,11 @@ each reopened ``ranks`` on 2 cores, mostly faulting the mapped columns in."""
 
 
 def rank_figures(job: Job, comm: np.ndarray) -> list[dict[str, float]]:
-    """``gpu_breakdown`` of each rank of ``job``, in its order: read from the index of
-    the rows' trace when a current copy of the same ranks is there, else computed
-    and stored."""
-    from profiling.analysis import analysis_store
-
+    """``gpu_breakdown`` of each rank of ``job``, in its order, kept with the index of
+    the rows' trace (``_kept``)."""
     trace = job.rows_of if job.rows_of is not None else job.trace  # the one with an index
-    spans = [list(r.rows) for r in job.ranks]
-    found = analysis_store.load(trace, FIGURES_PART)
-    if found is not None and _figures_fit(found[1], spans):
-        return list(found[1]["figures"])
-    figures = [gpu_breakdown(job.trace, r.rows, comm) for r in job.ranks]
-    if analysis_store.available(trace):
-        analysis_store.save(trace, FIGURES_PART, {}, {"spans": spans, "figures": figures})
-    return figures
+    return _kept(trace, [list(r.rows) for r in job.ranks],
+                 lambda: [gpu_breakdown(job.trace, r.rows, comm) for r in job.ranks])
 
 
 def store_trace_figures(trace: Trace) -> None:
@@ -121,13 +113,25 @@ def store_trace_figures(trace: Trace) -> None:
     from profiling.analysis import analysis_store
     from profiling.analysis.correlation import ranks_in
 
-    spans = [[0, len(trace)]]
     if ranks_in([g.pid for g in trace.groups]) or not analysis_store.available(trace):
         return
+    _kept(trace, [[0, len(trace)]],
+          lambda: [gpu_breakdown(trace, (0, len(trace)), comm_names(trace.strings))])
+
+
+def _kept(trace: Trace, spans: list[list[int]],
+          compute: Callable[[], list[dict[str, float]]]) -> list[dict[str, float]]:
+    """The figures of the ranks whose rows are ``spans``: read from ``trace``'s index
+    when a current copy of the same spans is there, else computed and stored."""
+    from profiling.analysis import analysis_store
+
     found = analysis_store.load(trace, FIGURES_PART)
-    if found is None or not _figures_fit(found[1], spans):
-        figures = [gpu_breakdown(trace, (0, len(trace)), comm_names(trace.strings))]
+    if found is not None and _figures_fit(found[1], spans):
+        return list(found[1]["figures"])
+    figures = compute()
+    if analysis_store.available(trace):
         analysis_store.save(trace, FIGURES_PART, {}, {"spans": spans, "figures": figures})
+    return figures
 
 
 _FIGURE_NAMES = ("span_us", "comm_us", "compute_us", "overlap_us", "idle_us", "memcpy_us",

@@ -208,7 +208,7 @@ the totals still count every row, and the formats print them all."""
 
 def _print(diffs: Sequence[Any]) -> None:
     from tui.names import short_name, visible
-    from tui.plain_text import Column, Item, Table, print_items
+    from tui.plain_text import Column, Item, Line, Table, print_items
 
     title = visible(f"{_title(diffs[0], 'a')}; " + "; ".join(_title(d, "b") for d in diffs))
     columns = [Column("kernel", max_width=60)] + [
@@ -217,11 +217,11 @@ def _print(diffs: Sequence[Any]) -> None:
     lines = merged_lines(diffs)
     rows = [[short_name(line.name, 60), *_cells(line), launch_text(line.chain, 50)]
             for line in lines[:TABLE_ROWS]]
-    items: list[Item] = [Table(columns, rows, title)]
+    items: list[Item] = [Table(columns, rows, title, title_style="")]
     if len(lines) > TABLE_ROWS:
-        items.append(f"the first {TABLE_ROWS} of {len(lines)} rows shown: --markdown "
-                     "or --json prints every row")
+        items.append(Line(f"the first {TABLE_ROWS} of {len(lines)} rows shown: --markdown "
+                          "or --json prints every row", "bold"))
     items += [visible(sentence) for sentence in totals_lines(diffs)]
-    items.append("= same kernel; ≈ same kernel stem, other template arguments; "
-                 "- only in the base; + only in that trace")
+    items.append(Line("= same kernel; ≈ same kernel stem, other template arguments; "
+                      "- only in the base; + only in that trace", "dim"))
     print_items(items, 200)

@@ -43,12 +43,12 @@ def run(args: argparse.Namespace) -> int:
 def _print(report) -> None:  # noqa: ANN001 - a JobReport (imported lazily)
     from tui.fmt import fmt_time
     from tui.names import visible
-    from tui.plain_text import Column, Item, Table, print_items
+    from tui.plain_text import Column, Item, Line, Table, print_items
 
     items: list[Item] = [f"{visible(report.job.trace.path)}: {visible(report.job.header())}"]
     warning = report.alignment_warning(fmt_time)
     if warning:
-        items.append("warning: " + warning)
+        items.append(Line("warning: " + warning, "bold"))
     rows = [[str(r["rank"]), visible(r["device"])] + [fmt_time(r[f], "us") for f in FIELDS]
             + [str(r["slowest_in"] or "")] for r in report.ranks]
     items.append(Table([Column(c, "left" if c == "device" else "right") for c in COLUMNS], rows))
@@ -56,15 +56,15 @@ def _print(report) -> None:  # noqa: ANN001 - a JobReport (imported lazily)
         items.append(_stragglers(report))
     worst = report.worst_collectives()
     if worst:
-        items.append("collectives whose ranks arrived furthest apart "
-                     "(wait: last arrival minus this rank's start)")
+        items.append(Line("collectives whose ranks arrived furthest apart "
+                          "(wait: last arrival minus this rank's start)", "bold"))
         for c in worst:
             last = report.job.ranks[c.last_rank_index].rank
             items.append(f"  {visible(c.name)} #{c.index}: skew {fmt_time(c.skew_ns)}, "
                          f"last rank {last}")
     for f in report.findings:
-        items.append(f"[{f.severity}] {visible(f.title)}: {visible(f.detail)}")
-        items += [f"  {visible(e.note)}" for e in f.evidence]
+        items.append(Line(f"[{f.severity}] {visible(f.title)}: {visible(f.detail)}", "yellow"))
+        items += [Line(f"  {visible(e.note)}", "dim") for e in f.evidence]
     print_items(items, 200)
 
 
