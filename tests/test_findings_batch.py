@@ -23,6 +23,7 @@ from profiling.analysis.chains import (
 )
 from profiling.analysis.findings import region_context
 from profiling.analysis.regions import STEP_GROUP
+from profiling.analysis.units import fmt_ns
 from profiling.trace.loader import load_trace
 from tests import findings_reference as old_rules
 from tests import findings_reference_timing as old_timing
@@ -172,7 +173,9 @@ def test_chains_of_some_rows_are_those_of_every_row(tmp_path: Path) -> None:
 def test_kernel_columns_kept_and_read_back(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A region's ``kernels`` columns read back from their stored arrays give the same
-    listing, byte for byte; columns that do not fit the instances are refused."""
+    listing, byte for byte, and the same time widths (the longest ``fmt_ns`` text of
+    each time column); columns that do not fit the instances are refused, and so
+    are widths no time's text can have."""
     from profiling.analysis import instance_kernels as ik
     from profiling.analysis import kernels_json as kj
 
@@ -183,6 +186,14 @@ def test_kernel_columns_kept_and_read_back(tmp_path: Path,
     arrays, _ = ik._encode_columns(cols)
     back = ik._decode_columns(trace, arrays, len(instances))
     assert back.chains == cols.chains and back.chain.tolist() == cols.chain.tolist()
+    durations = trace.dur_ns[cols.rows].tolist()
+    assert back.time_widths == cols.time_widths == (
+        max(len(fmt_ns(v)) for v in cols.offset_ns.tolist()),
+        max(len(fmt_ns(v)) for v in durations))
+    for bad_widths in ([7, 99], [-1, 7], [7, 7, 7]):
+        with pytest.raises(ValueError):
+            ik._decode_columns(trace, dict(arrays, time_widths=np.array(bad_widths)),
+                               len(instances))
     want = kj.kernels_json(a, instances)
     monkeypatch.setattr(kj, "kernel_columns", lambda *_: back)
     assert kj.kernels_json(a, instances) == want

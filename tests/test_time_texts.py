@@ -1,4 +1,5 @@
-"""``time_texts.ns_texts`` writes every value as ``fmt_ns`` does, character for character."""
+"""``time_texts.ns_texts`` writes every value as ``fmt_ns`` does, character for character,
+and ``widest`` is the length of the longest of those texts."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profiling.analysis.time_texts import ns_texts
+from profiling.analysis.time_texts import ns_texts, widest
 from profiling.analysis.units import fmt_ns
 
 MAGNITUDES = st.integers(0, 13).flatmap(lambda e: st.integers(-(10**e), 10**e))
@@ -20,6 +21,8 @@ HALF_WAYS = st.tuples(st.integers(1, 99_999), st.integers(1, 9)).map(
 def test_every_value_reads_as_fmt_ns(values, digits):
     texts, codes = ns_texts(np.array(values, dtype=np.int64), digits)
     assert [texts[c] for c in codes.tolist()] == [fmt_ns(v, digits) for v in values]
+    assert widest(np.array(values, dtype=np.int64), digits) == max(
+        (len(fmt_ns(v, digits)) for v in values), default=0)
 
 
 def test_the_edges_of_each_unit():
@@ -30,6 +33,8 @@ def test_the_edges_of_each_unit():
     for digits in (1, 2, 3, 4):
         texts, codes = ns_texts(np.array(edges), digits)
         assert [texts[c] for c in codes.tolist()] == [fmt_ns(v, digits) for v in edges]
+        for each in edges:  # alone: the widest of a column of one
+            assert widest(np.array([each]), digits) == len(fmt_ns(each, digits))
 
 
 def test_a_column_has_one_text_per_rounded_value():
@@ -42,5 +47,14 @@ def test_a_column_has_one_text_per_rounded_value():
 
 
 def test_more_digits_than_the_keys_hold_are_refused():
-    with pytest.raises(ValueError, match="1 to 4"):
-        ns_texts(np.array([1500]), 5)
+    for made in (ns_texts, widest):
+        with pytest.raises(ValueError, match="1 to 4"):
+            made(np.array([1500]), 5)
+
+
+def test_no_int64_is_wider_than_stored_widths_allow():
+    """``instance_kernels`` refuses a stored width over ``_WIDEST``: no time's text is."""
+    from profiling.analysis.instance_kernels import _WIDEST
+
+    extremes = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, -(10**15), 10**15])
+    assert widest(extremes) == _WIDEST

@@ -26,7 +26,6 @@ from profiling.analysis.listing_chunks import PART_UNITS, Chunks
 from profiling.analysis.ranges import unique_rows
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.time_texts import ns_texts
-from profiling.trace.column_threads import in_threads
 from profiling.trace.model import NO_ID, Kind, Trace
 from tui.links import chain_text
 from tui.names import cells, fit, visible
@@ -50,33 +49,24 @@ def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstan
                        width: int | None = None,
                        per: int = PART_UNITS) -> list[Callable[[], str]]:
     """``kernels_text_parts`` as parts to make in any order (``tui.parallel_write``):
-    the columns and the widths they share now, each part's pieces when it is called.
+    what the whole listing shares now, each part's pieces when it is called.
 
     WHY so little now: the parts are made by forked workers side by side, this by
-    the parent alone first.  Only what the whole listing shares is made here (an
-    event column's times, whose widest text sets its width); the heads' texts and
-    every piece laid out per event come from the part's own slice of the columns."""
+    the parent alone first.  Only what the whole listing shares is made here (the
+    columns, the widths, each combination's cells); the times, the heads' texts
+    and every piece laid out per event come from the part's own slice of the
+    columns."""
     if not instances:
         return []
     cols = kernel_columns(analysed, instances)
     trace = analysed.trace
     names, heads = instance_heads(analysed, instances, cols)
     counts = np.diff(cols.ptr)
-    # the events' two time columns, side by side: passes over 300 k events that
-    # release the GIL
-    (off_texts, off), (dur_texts, dur) = in_threads(
-        functools.partial(ns_texts, cols.offset_ns),
-        functools.partial(ns_texts, trace.dur_ns[cols.rows]), rows=2 * cols.rows.shape[0])
-    w = [len(str(max(int(counts.max(initial=0)) - 1, 0))), max([6, *map(len, off_texts)]),
-         max([3, *map(len, dur_texts)])]
+    w = [len(str(max(int(counts.max(initial=0)) - 1, 0))), max(6, cols.time_widths[0]),
+         max(3, cols.time_widths[1])]
     combo, header = _combo_cells(analysed, cols, w, width)
-    last = np.zeros(cols.rows.shape[0], dtype=np.int64)
-    last[cols.ptr[1:][counts > 0] - 1] = 1
-    off_cells = objects([GAP + t.rjust(w[1]) for t in off_texts])  # picked by ``off``
-    dur_cells = objects([GAP + t.rjust(w[2]) for t in dur_texts])  # by ``dur``
     # an event's cells after its duration, and the end of its line (and instance)
     ends = objects([c + tail for c in combo for tail in ("\n", "\n\n")])
-    end = 2 * cols.combo + last
     every = Chunks(cols.ptr, per, _H, _E)
 
     def part(j: int) -> str:
@@ -88,13 +78,22 @@ def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstan
             for i, column in enumerate(pieces):
                 out[chunk.head_at + i] = column
         if e1 > e0:
-            at = chunk.event_at
-            out[at] = _numbers(np.arange(e0, e1) - cols.ptr[every.owner[e0:e1]], w[0])
-            out[at + 1], out[at + 2] = off_cells[off[e0:e1]], dur_cells[dur[e0:e1]]
-            out[at + 3] = ends[end[e0:e1]]
+            at, owner = chunk.event_at, every.owner[e0:e1]
+            event = np.arange(e0, e1)
+            out[at] = _numbers(event - cols.ptr[owner], w[0])
+            out[at + 1] = _cells(cols.offset_ns[e0:e1], w[1])
+            out[at + 2] = _cells(trace.dur_ns[cols.rows[e0:e1]], w[2])
+            last = event + 1 == cols.ptr[owner + 1]
+            out[at + 3] = ends[2 * cols.combo[e0:e1] + last]
         return "".join(out.tolist())
 
     return [functools.partial(part, j) for j in range(len(every))]
+
+
+def _cells(ns: np.ndarray, width: int) -> np.ndarray:
+    """The times ``ns`` as cells (``fmt_ns``, after ``GAP``, right-aligned in ``width``)."""
+    texts, codes = ns_texts(ns)
+    return objects([GAP + t.rjust(width) for t in texts])[codes]
 
 
 def _numbers(number: np.ndarray, width: int) -> np.ndarray:

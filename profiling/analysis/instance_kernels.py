@@ -27,9 +27,12 @@ from profiling.analysis.launch_chain import ATTRIBUTIONS, attribution
 from profiling.analysis.ranges import concat_ranges, unique_rows
 from profiling.analysis.regions import RegionInstance
 from profiling.analysis.stored_checks import check_ints, check_pointers, check_within
+from profiling.analysis.time_texts import widest
 from profiling.trace.model import NO_ID, Kind, Trace, narrow
 
 KIND_NAMES = {Kind.KERNEL: "kernel", Kind.MEMCPY: "memcpy", Kind.MEMSET: "memset"}
+_WIDEST = 13
+"""The longest text ``fmt_ns`` writes for any int64 (``-9223372037 s``)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,12 @@ class KernelColumns:
     chain_ids: np.ndarray  # each of ``chains`` as a row of name ids (-1 after its end)
     combos: np.ndarray  # distinct (name, kind, stream, launcher name, chain, attribution)
     combo: np.ndarray  # each event's row of ``combos`` (``kernels_json`` writes each once)
+    time_widths: tuple[int, int]
+    """The longest ``fmt_ns`` text of ``offset_ns`` and of the events' durations
+    (``time_texts.widest``): the text listing's column widths.  Kept with the
+    columns because a width is needed before the first row is written, and
+    finding it passes over every event (a reopened 1 GB trace's listing would
+    spend 25-45 ms on it before any part could start)."""
 
 
 def kernel_columns(analysed: AnalysedTrace,
@@ -122,7 +131,8 @@ def _encode_columns(cols: KernelColumns) -> tuple[dict[str, np.ndarray], None]:
     return {"ptr": narrow(cols.ptr), "rows": narrow(cols.rows),
             "offset_ns": narrow(cols.offset_ns), "chain": narrow(cols.chain),
             "chain_names": cols.chain_ids, "combos": cols.combos, "combo": narrow(cols.combo),
-            "attribution": cols.attribution.astype(np.int8), "first_ns": cols.first_ns}, None
+            "attribution": cols.attribution.astype(np.int8), "first_ns": cols.first_ns,
+            "time_widths": np.asarray(cols.time_widths, dtype=np.int64)}, None
 
 
 def _decode_columns(trace: Trace, arrays: dict[str, np.ndarray],
@@ -148,12 +158,17 @@ def _decode_columns(trace: Trace, arrays: dict[str, np.ndarray],
                            (combos[:, 4], 0, names.shape[0]),
                            (combos[:, 5], 0, len(ATTRIBUTIONS))):
         check_within(values, lo, hi)
+    widths = arrays["time_widths"]
+    if widths.shape != (2,):
+        raise ValueError("stored kernel time widths of another shape")
+    check_within(widths, 0, _WIDEST + 1)
     strings = trace.strings
     chains = [tuple(strings[i] for i in u if i >= 0) for u in names.tolist()]
     wide = [np.asarray(arrays[f], dtype=np.int64) for f in ("ptr", "rows", "offset_ns",
                                                              "chain", "combo")]
     return KernelColumns(wide[0], wide[1], wide[2], wide[3], chains, arrays["attribution"],
-                         arrays["first_ns"], names, combos, wide[4])  # int64, as computed
+                         arrays["first_ns"], names, combos, wide[4],  # int64, as computed
+                         (int(widths[0]), int(widths[1])))
 
 
 def _kernel_columns(analysed: AnalysedTrace,
@@ -183,8 +198,9 @@ def _kernel_columns(analysed: AnalysedTrace,
     chain = np.asarray(inverse).reshape(-1)
     how = attribution(trace, links, rows)
     combos, combo = _combinations(analysed, rows, chain, how)
-    return KernelColumns(ptr, rows, ts - first[owner], chain, chains, how, first, unique,
-                         combos, combo)
+    offset = ts - first[owner]
+    return KernelColumns(ptr, rows, offset, chain, chains, how, first, unique, combos, combo,
+                         (widest(offset), widest(trace.dur_ns[rows])))
 
 
 def _combinations(analysed: AnalysedTrace, rows: np.ndarray, chain: np.ndarray,

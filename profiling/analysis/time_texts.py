@@ -26,6 +26,47 @@ def ns_texts(ns: np.ndarray, digits: int = 3) -> tuple[list[str], np.ndarray]:
     """``(texts, codes)`` with ``texts[codes[i]] == fmt_ns(ns[i], digits)``: few texts
     (one per distinct rounded value), and an int64 code per value.  ``digits``: 1 to
     4 (more would keep places below the nanosecond, which the keys cannot hold)."""
+    a, key = _keys(ns, digits)
+    texts: list[str] = []
+    codes = np.empty(a.shape[0], dtype=np.int64)
+    known = key >= 0
+    if known.any():
+        dense, size = _dense(key[known], digits)
+        present = np.bincount(dense, minlength=size) > 0
+        texts = _texts(_key_of(np.flatnonzero(present), digits))
+        codes[known] = (np.cumsum(present, dtype=np.int64) - 1)[dense]
+    rest = np.flatnonzero(~known)
+    if rest.shape[0]:
+        values, inverse = np.unique(a[rest], return_inverse=True)
+        codes[rest] = len(texts) + inverse.reshape(-1)
+        texts += [fmt_ns(v, digits) for v in values.tolist()]
+    return texts, codes
+
+
+def widest(ns: np.ndarray, digits: int = 3) -> int:
+    """The length of the longest ``fmt_ns(v, digits)`` of the column (0 when empty).
+
+    WHY apart from ``ns_texts``: a text table's column is as wide as its widest
+    cell, which must be known before its first row is written, while the rows
+    themselves can be written part by part by other processes.  Only the distinct
+    rounded values are found here (no code per value), and each written once."""
+    a, key = _keys(ns, digits)
+    known = key >= 0
+    every = bool(known.all())
+    longest = 0
+    if a.shape[0] and (every or known.any()):
+        dense, size = _dense(key if every else key[known], digits)
+        found = np.flatnonzero(np.bincount(dense, minlength=size))
+        longest = max(map(len, _texts(_key_of(found, digits))))
+    if not every:
+        rest = set(a[~known].tolist())  # half-way, negative or huge: few, by fmt_ns
+        longest = max(longest, *(len(fmt_ns(v, digits)) for v in rest))
+    return longest
+
+
+def _keys(ns: np.ndarray, digits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The column as int64, and each value's key: an integer below 1000 (ns), a
+    ``_rounded_keys`` key, or -1 where ``fmt_ns`` itself must write it."""
     if not 1 <= digits <= 4:
         raise ValueError(f"ns_texts writes 1 to 4 significant digits, not {digits}")
     a = np.asarray(ns, dtype=np.int64)
@@ -36,39 +77,29 @@ def ns_texts(ns: np.ndarray, digits: int = 3) -> tuple[list[str], np.ndarray]:
     big = np.flatnonzero(ok & (a >= 1000))
     if big.shape[0]:
         key[big] = _rounded_keys(a[big], digits)
-    texts: list[str] = []
-    codes = np.empty(a.shape[0], dtype=np.int64)
-    known = key >= 0
-    if known.any():
-        unique, inverse = _distinct_keys(key[known], digits)
-        texts = _texts(unique)
-        codes[known] = inverse
-    rest = np.flatnonzero(~known)
-    if rest.shape[0]:
-        values, inverse = np.unique(a[rest], return_inverse=True)
-        codes[rest] = len(texts) + inverse.reshape(-1)
-        texts += [fmt_ns(v, digits) for v in values.tolist()]
-    return texts, codes
+    return a, key
 
 
-def _distinct_keys(keys: np.ndarray, digits: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(keys, return_inverse=True)`` of ``ns_texts``' keys, in any order.
+def _dense(keys: np.ndarray, digits: int) -> tuple[np.ndarray, int]:
+    """Each key of ``_keys`` (none -1) numbered in ``range(size)``, in key order.
 
     A key is an integer below 1000 (ns), or a rounded value: ``m`` below
     ``10**max(digits, 3) + 1`` with at most ``digits`` places in one of three units.
-    There are few of those (13,000 for 3 digits, 150,000 for 4), so each key is
-    numbered in that range and the distinct ones are found by counting: one pass,
-    where a sort of 300,000 event times cost 10-20 ms."""
+    There are few of those (13,000 for 3 digits, 150,000 for 4), so the distinct
+    keys are found by counting these numbers: one pass, where a sort of 300,000
+    event times cost 10-20 ms."""
     m_size, p_size = 10 ** max(digits, 3) + 1, digits + 1
     exp, places, m = keys >> 40, (keys >> 32) & 0xFF, keys & 0xFFFFFFFF
     dense = np.where(keys < 1000, keys, 1000 + ((exp // 3 - 1) * p_size + places) * m_size + m)
-    present = np.bincount(dense, minlength=1000 + 3 * p_size * m_size) > 0
-    number = np.cumsum(present, dtype=np.int64) - 1
-    found = np.flatnonzero(present)
-    rounded, m = np.divmod(found - 1000, m_size)
+    return dense, 1000 + 3 * p_size * m_size
+
+
+def _key_of(dense: np.ndarray, digits: int) -> np.ndarray:
+    """The keys of ``_dense``'s numbers (its inverse)."""
+    m_size, p_size = 10 ** max(digits, 3) + 1, digits + 1
+    rounded, m = np.divmod(dense - 1000, m_size)
     exp, places = np.divmod(rounded, p_size)
-    unique = np.where(found < 1000, found, ((exp + 1) * 3) << 40 | places << 32 | m)
-    return unique, number[dense]
+    return np.where(dense < 1000, dense, ((exp + 1) * 3) << 40 | places << 32 | m)
 
 
 def _rounded_keys(a: np.ndarray, digits: int) -> np.ndarray:
