@@ -37,7 +37,7 @@ except RuntimeError as exc:
     print(f"error: {{exc}}", file=sys.stderr)
     sys.exit(70)
 else:
-    sys.stdout.write("end\\n")
+    sys.stdout.write(f"end {{os.getpid()}}\\n")
 """
 
 
@@ -62,12 +62,15 @@ def test_parts_come_in_order_from_every_worker(jobs: int) -> None:
     done = run_script(pid_script(23, jobs))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[-1] == "end"
+    end, parent = lines[-1].split()
+    assert end == "end"
     pairs = [line.split() for line in lines[:-1]]
     assert [int(i) for i, _ in pairs] == [i for i in range(23) for _ in range(i % 3 + 1)]
     owner = {int(i): pid for i, pid in pairs}
     assert len(set(owner.values())) == jobs  # each worker made its share ...
     assert all(owner[i] == owner[i % jobs] for i in owner)  # ... round robin
+    # the parent is the last worker: the first parts are made while it still forks
+    assert [i for i in range(jobs) if owner[i] == parent] == [jobs - 1]
 
 
 def test_the_analysis_pool_is_closed_for_the_fork() -> None:
@@ -89,11 +92,11 @@ def test_one_job_or_one_part_stays_in_this_process() -> None:
 
 
 def test_a_failing_worker_ends_the_command() -> None:
-    body = "if i == 5: raise ValueError('boom')"  # worker 5 % 3 = 2 of 3
+    body = "if i == 4: raise ValueError('boom')"  # worker 4 % 3 = 1 of 3 (the parent is 2)
     done = run_script(pid_script(23, 3, body))
     assert done.returncode == 70
-    assert "error: worker 2 making the listing failed (exit status 1)" in done.stderr
-    assert [int(line.split()[0]) for line in done.stdout.splitlines()][-1] < 5
+    assert "error: worker 1 making the listing failed (exit status 1)" in done.stderr
+    assert [int(line.split()[0]) for line in done.stdout.splitlines()][-1] < 4
 
 
 def test_a_killed_worker_ends_the_command() -> None:
