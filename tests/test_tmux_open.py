@@ -7,6 +7,7 @@ not installed (CI installs it).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -26,26 +27,35 @@ SAMPLE = REPO / "sample_traces" / "naive.json.gz"
 pytestmark = [pytest.mark.tmux, pytest.mark.skipif(TMUX is None, reason="tmux is not installed")]
 
 
+_SOCKETS = itertools.count()
+
+
 class Terminal:
-    """One tmux session on a private server socket."""
+    """One tmux session on a private server socket.  WHY a new socket each time:
+    ``close`` stops the server, and one started at once on the same socket could
+    meet the old one still shutting down (a parametrized test's second run saw no
+    session at all)."""
 
     def __init__(self, name: str, width: int, height: int) -> None:
-        self.socket = f"attn-tui-test-{os.getpid()}-{name}"
+        self.socket = f"attn-tui-test-{os.getpid()}-{name}-{next(_SOCKETS)}"
         self.name = name
         self.width, self.height = width, height
 
-    def _tmux(self, *args: str) -> str:
+    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         assert TMUX is not None  # the module is skipped without tmux
-        out = subprocess.run(
+        return subprocess.run(
             [TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=20
         )
-        return out.stdout
+
+    def _tmux(self, *args: str) -> str:
+        return self._run(*args).stdout
 
     def start(self, command: str) -> None:
-        self._tmux(
+        made = self._run(
             "-f", "/dev/null", "new-session", "-d", "-s", self.name,
             "-x", str(self.width), "-y", str(self.height), command,
         )  # fmt: skip
+        assert made.returncode == 0, f"tmux new-session failed: {made.stderr}"
         self._tmux("set-option", "-t", self.name, "status", "off")
         self._tmux("set-option", "-s", "escape-time", "0")
 
