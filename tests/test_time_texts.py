@@ -53,8 +53,8 @@ def test_more_digits_than_the_keys_hold_are_refused():
 
 
 def test_no_int64_is_wider_than_stored_widths_allow():
-    """``instance_kernels`` refuses a stored width over ``_WIDEST``: no time's text is."""
-    from profiling.analysis.instance_kernels import _WIDEST
+    """``instance_kernels`` refuses a stored width over ``WIDEST_TEXT``: no time's text is."""
+    from profiling.analysis.time_texts import WIDEST_TEXT
 
     extremes = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, -(10**15), 10**15])
-    assert widest(extremes) == _WIDEST
+    assert widest(extremes) == WIDEST_TEXT

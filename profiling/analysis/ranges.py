@@ -28,7 +28,7 @@ def unique_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     one int64 per row, most significant column first (so the rows come out in the same
     order); when the codes could not fit in 63 bits, numpy's own row sort is used.
     Columns and combined codes of a small range are coded by counting, not sorting
-    (``_codes``)."""
+    (``distinct_codes``)."""
     n, width = matrix.shape
     if n == 0 or width == 0:
         found, inverse = np.unique(matrix, axis=0, return_inverse=True)
@@ -37,14 +37,14 @@ def unique_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     room = 1
     radices = []
     for j in range(width):
-        values, codes = _codes(matrix[:, j])
+        values, codes = distinct_codes(matrix[:, j])
         room *= int(values.shape[0])
         if room >= 1 << 62:
             found, inverse = np.unique(matrix, axis=0, return_inverse=True)
             return found, np.asarray(inverse).reshape(-1)
         key = key * int(values.shape[0]) + codes
         radices.append(values)
-    distinct, inverse = _codes(key)
+    distinct, inverse = distinct_codes(key)
     found = np.empty((distinct.shape[0], width), dtype=matrix.dtype)
     for j in range(width - 1, -1, -1):  # the key's digits back into each column's value
         values = radices[j]
@@ -53,7 +53,7 @@ def unique_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return found, inverse
 
 
-def _codes(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def distinct_codes(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(column, return_inverse=True)``: by counting when the values span a
     range not much wider than the column (ids, kinds, small codes), else by sorting."""
     column = np.asarray(column, dtype=np.int64).reshape(-1)

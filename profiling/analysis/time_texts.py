@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from profiling.analysis.ranges import distinct, distinct_codes
 from profiling.analysis.units import UNITS, fmt_ns
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
 _UNIT_OF_EXP = {3: "µs", 6: "ms", 9: "s"}
 _BIG = 10**12
 """From 1000 s on, ``fmt_time`` writes more integer digits than it keeps: ``fmt_ns``."""
+WIDEST_TEXT = 13
+"""The longest text ``fmt_ns`` writes for any int64 (``-9223372037 s``)."""
 
 
 def ns_texts(ns: np.ndarray, digits: int = 3) -> tuple[list[str], np.ndarray]:
@@ -31,18 +34,19 @@ def ns_texts(ns: np.ndarray, digits: int = 3) -> tuple[list[str], np.ndarray]:
     codes = np.empty(a.shape[0], dtype=np.int64)
     known = key >= 0
     if known.any():
-        found, codes[known] = _numbered(*_dense(key[known], digits))
+        found, codes[known] = distinct_codes(_dense(key[known], digits))
         texts = _texts(_key_of(found, digits))
     rest = np.flatnonzero(~known)
     if rest.shape[0]:
-        values, inverse = np.unique(a[rest], return_inverse=True)
-        codes[rest] = len(texts) + inverse.reshape(-1)
+        values, inverse = distinct_codes(a[rest])
+        codes[rest] = len(texts) + inverse
         texts += [fmt_ns(v, digits) for v in values.tolist()]
     return texts, codes
 
 
 def widest(ns: np.ndarray, digits: int = 3) -> int:
-    """The length of the longest ``fmt_ns(v, digits)`` of the column (0 when empty).
+    """The length of the longest ``fmt_ns(v, digits)`` of the column (0 when empty;
+    never more than ``WIDEST_TEXT``).
 
     WHY apart from ``ns_texts``: a text table's column is as wide as its widest
     cell, which must be known before its first row is written, while the rows
@@ -50,15 +54,9 @@ def widest(ns: np.ndarray, digits: int = 3) -> int:
     rounded values are found here (no code per value), and each written once."""
     a, key = _keys(ns, digits)
     known = key >= 0
-    every = bool(known.all())
-    longest = 0
-    if a.shape[0] and (every or known.any()):
-        found, _ = _numbered(*_dense(key if every else key[known], digits))
-        longest = max(map(len, _texts(_key_of(found, digits))))
-    if not every:
-        rest = set(a[~known].tolist())  # half-way, negative or huge: few, by fmt_ns
-        longest = max(longest, *(len(fmt_ns(v, digits)) for v in rest))
-    return longest
+    texts = _texts(_key_of(distinct(_dense(key[known], digits)), digits))
+    texts += [fmt_ns(v, digits) for v in distinct(a[~known]).tolist()]  # few, if any
+    return max(map(len, texts), default=0)
 
 
 def _keys(ns: np.ndarray, digits: int) -> tuple[np.ndarray, np.ndarray]:
@@ -77,30 +75,19 @@ def _keys(ns: np.ndarray, digits: int) -> tuple[np.ndarray, np.ndarray]:
     return a, key
 
 
-def _dense(keys: np.ndarray, digits: int) -> tuple[np.ndarray, int]:
-    """Each key of ``_keys`` (none -1) numbered in ``range(size)``, in key order.
+def _dense(keys: np.ndarray, digits: int) -> np.ndarray:
+    """Each key of ``_keys`` (none -1) as a small number, in key order.
 
     A key is an integer below 1000 (ns), or a rounded value: ``m`` below
     ``10**max(digits, 3) + 1`` with at most ``digits`` places in one of three units.
     There are few of those (13,000 for 3 digits, 150,000 for 4), so the distinct
-    keys of a long column are found by counting these numbers (``_numbered``): one
-    pass, where a sort of 300,000 event times cost 10-20 ms."""
+    keys of a long column are found by counting these numbers
+    (``ranges.distinct_codes``): one pass, where a sort of 300,000 event times cost
+    10-20 ms.  A short column (a listing part's 900 head starts) spans more numbers
+    than it has values, and is sorted instead."""
     m_size, p_size = 10 ** max(digits, 3) + 1, digits + 1
     exp, places, m = keys >> 40, (keys >> 32) & 0xFF, keys & 0xFFFFFFFF
-    dense = np.where(keys < 1000, keys, 1000 + ((exp // 3 - 1) * p_size + places) * m_size + m)
-    return dense, 1000 + 3 * p_size * m_size
-
-
-def _numbered(dense: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of ``dense`` (numbers below ``size``) in order, and each
-    value's position among them: by counting, or by a sort when the values are
-    few beside ``size`` (a part of a listing writes 900 head starts with 4 digits,
-    ``size`` 151,000: counting cost 0.5 ms a call there, sorting 0.03)."""
-    if dense.shape[0] * 16 < size:
-        found, inverse = np.unique(dense, return_inverse=True)
-        return found, np.asarray(inverse, dtype=np.int64).reshape(-1)
-    present = np.bincount(dense, minlength=size) > 0
-    return np.flatnonzero(present), (np.cumsum(present, dtype=np.int64) - 1)[dense]
+    return np.where(keys < 1000, keys, 1000 + ((exp // 3 - 1) * p_size + places) * m_size + m)
 
 
 def _key_of(dense: np.ndarray, digits: int) -> np.ndarray:
