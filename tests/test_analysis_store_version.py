@@ -47,7 +47,7 @@ def schema() -> dict[str, object]:
     return {
         "parts": sorted(analysis_parts.CODECS),
         "instance_columns": list(analysis_parts._INSTANCE_INTS),
-        "key_average_fields": list(analysis_parts._KEY_AVERAGE_FIELDS),
+        "key_average_fields": list(analysis_parts.key_average_fields()),
         "link_fields": list(analysis_parts._LINK_FIELDS),
         "region_instance": [(f.name, str(f.type)) for f in dataclasses.fields(RegionInstance)],
     }

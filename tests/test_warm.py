@@ -98,7 +98,6 @@ def refuse_builds(monkeypatch: pytest.MonkeyPatch) -> None:
         (rank_breakdown, "gpu_breakdown"),
     ):
         monkeypatch.setattr(module, name, refused(name))
-    monkeypatch.setattr("profiling.analysis.analysed.key_averages", refused("key_averages"))
     monkeypatch.setattr(key_averages, "key_averages", refused("key_averages"))
 
 

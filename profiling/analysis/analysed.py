@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import numpy as np
 
@@ -34,16 +34,18 @@ from profiling.analysis.chains import (
     instance_launches,
     launch_chains,
 )
-from profiling.analysis.copies import CopyStats, copy_stats
-from profiling.analysis.key_averages import KeyAverages, key_averages
 from profiling.analysis.launch_chain import Launch, launch_chain
 from profiling.analysis.links import Links, OpTree, link_gpu_events
-from profiling.analysis.op_dtypes import OpDtypes, op_dtypes
 from profiling.analysis.ranges import concat_ranges
 from profiling.analysis.regions import RegionInstance, Regions, find_regions
 from profiling.analysis.stored_regions import StoredRegions, instance_column
 from profiling.cores import usable_cores
 from profiling.trace.model import Trace
+
+if TYPE_CHECKING:  # imported where built: a reopened `kernels` never builds these three
+    from profiling.analysis.copies import CopyStats
+    from profiling.analysis.key_averages import KeyAverages
+    from profiling.analysis.op_dtypes import OpDtypes
 
 T = TypeVar("T")
 
@@ -180,11 +182,15 @@ class AnalysedTrace:
     def key_averages(self) -> KeyAverages:
         """torch's ``key_averages`` op table (over the shared links, asked for once the
         host events are nested: see ``key_averages``)."""
+        from profiling.analysis.key_averages import key_averages
+
         return key_averages(self.trace, links=lambda: self.links)
 
     @part
     def copies(self) -> list[CopyStats]:
         """Memcpy/Memset names with counts, launchers and regions (``stats``)."""
+        from profiling.analysis.copies import copy_stats
+
         return copy_stats(self.trace, self.links, self.regions)
 
     @part
@@ -195,6 +201,8 @@ class AnalysedTrace:
     @part
     def op_dtypes(self) -> OpDtypes:
         """Input dtypes of the compute and cast ops (``op_dtypes``: their args, read once)."""
+        from profiling.analysis.op_dtypes import op_dtypes
+
         return op_dtypes(self.trace)
 
     # ---- per region and per instance (cached by key) ----

@@ -9,17 +9,15 @@ names are not stored, they are the trace's own strings at the instance's row.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from profiling.analysis.chains import LaunchChains
-from profiling.analysis.copies import CopyStats
-from profiling.analysis.key_averages import KeyAverage, KeyAverages
 from profiling.analysis.links import Links, OpTree
 from profiling.analysis.nesting import Nesting
-from profiling.analysis.op_dtypes import OpDtypes
 from profiling.analysis.ranges import distinct
 from profiling.analysis.regions import (
     INSTANCE_INTS,
@@ -32,11 +30,15 @@ from profiling.analysis.stored_checks import check_ints, check_pointers, check_w
 from profiling.analysis.stored_regions import StoredRegions, instance_table
 from profiling.trace.model import Trace, narrow
 
+if TYPE_CHECKING:  # imported where decoded: a reopened `kernels` reads none of these parts
+    from profiling.analysis.copies import CopyStats
+    from profiling.analysis.key_averages import KeyAverages
+    from profiling.analysis.op_dtypes import OpDtypes
+
 Arrays = dict[str, np.ndarray]
 
 _INSTANCE_INTS = INSTANCE_INTS
 """The integer fields of ``RegionInstance``, the columns of a stored instance table."""
-_KEY_AVERAGE_FIELDS = tuple(f.name for f in dataclasses.fields(KeyAverage))
 _LINK_FIELDS = tuple(f.name for f in dataclasses.fields(Links))
 
 
@@ -136,15 +138,27 @@ def _decode_names(trace: Trace, arrays: Arrays, doc: Any) -> tuple[str, ...]:
     return tuple(str(n) for n in doc)
 
 
+@functools.cache
+def key_average_fields() -> tuple[str, ...]:
+    """The fields of a stored op-table row, in order (``KeyAverage``'s)."""
+    from profiling.analysis.key_averages import KeyAverage
+
+    return tuple(f.name for f in dataclasses.fields(KeyAverage))
+
+
 def _encode_key_averages(ka: KeyAverages) -> tuple[Arrays, Any]:
-    rows = [[getattr(r, f) for f in _KEY_AVERAGE_FIELDS] for r in ka.rows]
+    fields = key_average_fields()
+    rows = [[getattr(r, f) for f in fields] for r in ka.rows]
     return {}, {"rows": rows, "self_cpu_time_total": ka.self_cpu_time_total,
                 "self_device_time_total": ka.self_device_time_total,
                 "has_device_time": ka.has_device_time}
 
 
 def _decode_key_averages(trace: Trace, arrays: Arrays, doc: Any) -> KeyAverages:
-    rows = [KeyAverage(**dict(zip(_KEY_AVERAGE_FIELDS, r, strict=True))) for r in doc["rows"]]
+    from profiling.analysis.key_averages import KeyAverage, KeyAverages
+
+    fields = key_average_fields()
+    rows = [KeyAverage(**dict(zip(fields, r, strict=True))) for r in doc["rows"]]
     # Totals keep the type they were computed with (an empty sum is int 0): JSON prints it.
     return KeyAverages(rows, doc["self_cpu_time_total"], doc["self_device_time_total"],
                        bool(doc["has_device_time"]))
@@ -160,6 +174,8 @@ def _encode_copies(copies: list[CopyStats]) -> tuple[Arrays, Any]:
 
 
 def _decode_copies(trace: Trace, arrays: Arrays, doc: Any) -> list[CopyStats]:
+    from profiling.analysis.copies import CopyStats
+
     ptr, rows = arrays["ptr"], arrays["rows"]
     check_within(rows, 0, len(trace))
     check_pointers(ptr, rows.shape[0], len(doc))
@@ -184,6 +200,8 @@ def _encode_op_dtypes(dt: OpDtypes) -> tuple[Arrays, Any]:
 
 
 def _decode_op_dtypes(trace: Trace, arrays: Arrays, doc: Any) -> OpDtypes:
+    from profiling.analysis.op_dtypes import OpDtypes
+
     check_within(arrays["rows"], 0, len(trace))
     check_within(arrays["family"], -1, 3)
     _same_length(arrays, "rows", "family", "upcast")
