@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from tests.test_tui_pilot import wait_loaded
 from tui.app import AttnTuiApp
 from tui.glyphs import run_text
-from tui.names import cells, clip, fit
+from tui.names import OWN_NARROW, cells, clip, fit, one_cell_each
 from tui.widgets.timeline import Timeline
 from tui.widgets.track_draw import _crossed
 
@@ -32,6 +34,27 @@ def test_clip_and_fit_count_cells():
         assert cell_len(fit(WIDE, width)) == width
     assert clip("宽字", 4) == "宽字" and clip("宽字符", 4) == "宽…"
     assert cells("🔥a") == 3
+
+
+def test_the_programs_own_characters_are_one_cell_each_in_richs_table():
+    """``cells`` counts them by ``len`` without Rich's table: that must be Rich's answer."""
+    assert [cell_len(ch) for ch in OWN_NARROW] == [1] * len(OWN_NARROW)
+    assert one_cell_each("aten::mm › … › cudaLaunchKernel ─ 1.5 µs · a ← b → c")
+    assert not one_cell_each("aten::mm › 宽") and not one_cell_each("🔥")
+
+
+_MIXED = st.text(st.sampled_from(["a", " ", "~", *OWN_NARROW, "宽", "🔥", "é", "\u0301"]),
+                 max_size=24)
+
+
+@given(_MIXED, st.integers(0, 30))
+def test_cells_clip_and_fit_agree_with_rich_on_mixed_text(text: str, width: int):
+    """The shortcut for the program's own characters measures as Rich does, and a cut
+    or padded text still takes at most (``clip``) or exactly (``fit``) its cells."""
+    assert cells(text) == cell_len(text)
+    assert cell_len(clip(text, width)) <= width
+    if width > 0:
+        assert cell_len(fit(text, width)) == width
 
 
 def test_an_event_box_is_exactly_its_cells_even_where_a_line_crosses_it():
