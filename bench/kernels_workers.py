@@ -32,7 +32,8 @@ from tui.kernels_text import kernels_text_tasks
 a = analysed_for_command(sys.argv[1])
 chosen = _select(a, sys.argv[4])
 t0 = time.perf_counter()
-tasks = (kernels_text_tasks if sys.argv[3] == "text" else kernels_json_tasks)(a, chosen)
+tasks = (kernels_text_tasks(a, chosen, utf8_errors="strict")  # as to a UTF-8 stdout
+         if sys.argv[3] == "text" else kernels_json_tasks(a, chosen))
 t1 = time.perf_counter()
 pw.write_parts(tasks, int(sys.argv[2]), open(os.devnull, "w"))
 print(f"{1000 * (t1 - t0):.1f} {1000 * (time.perf_counter() - t1):.1f}")

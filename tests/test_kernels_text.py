@@ -14,7 +14,7 @@ from profiling.analysis.units import fmt_ns
 from profiling.trace.loader import load_trace
 from tests.conftest import SAMPLE_TRACES, real_trace_files
 from tests.test_kernels_batch import every_instance
-from tui.kernels_text import CHAIN_WIDTH, NAME_WIDTH, kernels_text_parts
+from tui.kernels_text import CHAIN_WIDTH, NAME_WIDTH, kernels_text_parts, kernels_text_tasks
 from tui.links import chain_text
 from tui.names import cells, clip, visible
 
@@ -62,6 +62,38 @@ def test_text_says_what_kernels_of_says(path: Path):
     assert listed_lines(text) == expected_lines(a, instances)
     for per in (1, 5):  # instances split across chunks: the same text
         assert "".join(kernels_text_parts(a, instances, per=per)) == text
+    # as bytes (for a UTF-8 stdout): each piece encoded alone, the same text encoded
+    for per in (1, 5, 1000):
+        parts = [p() for p in kernels_text_tasks(a, instances, per=per, utf8_errors="strict")]
+        assert all(isinstance(p, bytes) for p in parts)
+        assert b"".join(parts) == text.encode()
+
+
+def test_bytes_parts_keep_every_character_and_the_error_handler(write_trace):
+    """Wide, combining and lone-surrogate characters in names (the loader makes the
+    last U+FFFD), and a terminal's width that cuts them: the bytes parts are the
+    text's own encoding, under the stream's error handler."""
+    names = ["宽字符注意力カーネル🔥" * 4, "e\u0301" * 50, "bad\udcff" * 3]
+    events = [{"ph": "X", "cat": "user_annotation", "name": "attn_fwd", "pid": 1, "tid": 1,
+               "ts": 0, "dur": 100}]
+    for i, name in enumerate(names):
+        events += [
+            {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": 1 + 10 * i,
+             "dur": 5},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+             "tid": 1, "ts": 2 + 10 * i, "dur": 1, "args": {"correlation": 7 + i}},
+            {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7,
+             "ts": 4.5 + 10 * i, "dur": 2.5,
+             "args": {"correlation": 7 + i, "stream": 7, "device": 0}},
+        ]
+    a = AnalysedTrace(load_trace(write_trace(events)))
+    instances = a.instances("attn_fwd")
+    for width in (None, 60, 200):
+        text = "".join(kernels_text_parts(a, instances, width))
+        assert "宽" in text and "\u0301" in text and "bad\ufffd" in text
+        for errors in ("surrogateescape", "replace"):
+            parts = kernels_text_tasks(a, instances, width, per=1, utf8_errors=errors)
+            assert b"".join(p() for p in parts) == text.encode("utf-8", errors)
 
 
 def test_a_terminal_gets_lines_that_fit_and_names_stay_data(write_trace):

@@ -6,6 +6,7 @@ of this test process (Textual's, a pool's) could make the writer stay serial."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -26,7 +27,8 @@ from tui.parallel_write import write_parts
 
 def part(i):
     {body}
-    return f"{{i}} {{os.getpid()}}\\n" * (i % 3 + 1)
+    text = f"{{i}} {{os.getpid()}}\\n" * (i % 3 + 1)
+    return text.encode() if {as_bytes} and i % 2 else text
 
 parts = [functools.partial(part, i) for i in range({n})]
 try:
@@ -53,13 +55,16 @@ def run_script(code: str, *argv: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120, env=script_env(), cwd=REPO, check=False)
 
 
-def pid_script(n: int, jobs: int, body: str = "pass") -> str:
-    return PID_PARTS.format(n=n, jobs=jobs, body=body)
+def pid_script(n: int, jobs: int, body: str = "pass", as_bytes: bool = False) -> str:
+    """Parts ``i`` saying their number and maker; with ``as_bytes`` the odd ones come
+    as UTF-8 bytes, as ``kernels_text_tasks`` makes them for a UTF-8 stdout."""
+    return PID_PARTS.format(n=n, jobs=jobs, body=body, as_bytes=as_bytes)
 
 
-@pytest.mark.parametrize("jobs", [2, 3, 8])
-def test_parts_come_in_order_from_every_worker(jobs: int) -> None:
-    done = run_script(pid_script(23, jobs))
+@pytest.mark.parametrize(("jobs", "as_bytes"), [(2, False), (3, False), (8, False),
+                                                (1, True), (3, True)])
+def test_parts_come_in_order_from_every_worker(jobs: int, as_bytes: bool) -> None:
+    done = run_script(pid_script(23, jobs, as_bytes=as_bytes))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     end, parent = lines[-1].split()
@@ -71,6 +76,42 @@ def test_parts_come_in_order_from_every_worker(jobs: int) -> None:
     assert all(owner[i] == owner[i % jobs] for i in owner)  # ... round robin
     # the parent is the last worker: the first parts are made while it still forks
     assert [i for i in range(jobs) if owner[i] == parent] == [jobs - 1]
+
+
+def test_bytes_parts_follow_the_text_written_before_them(tmp_path: Path) -> None:
+    """In this process (one job): a bytes part goes to the stream's buffer after
+    what the stream still holds, so the order stays the parts' order."""
+    from tui.parallel_write import write_parts
+
+    with open(tmp_path / "out.txt", "w", encoding="utf-8") as out:
+        out.write("head › ")
+        write_parts([lambda: "a µ ", lambda: "b › ".encode(), lambda: "c\n"], 1, out)
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8") == "head › a µ b › c\n"
+
+
+def test_parts_are_bytes_only_for_a_utf8_stream_with_a_buffer(tmp_path: Path) -> None:
+    from tui.parallel_write import utf8_errors
+
+    assert utf8_errors(io.StringIO()) is None
+    for encoding, errors, want in (("utf-8", "strict", "strict"), ("UTF8", None, "strict"),
+                                   ("utf_8", "surrogateescape", "surrogateescape"),
+                                   ("utf-16", "strict", None), ("latin-1", "strict", None),
+                                   ("utf-8-sig", "strict", None)):
+        with open(tmp_path / "o.txt", "w", encoding=encoding, errors=errors) as out:
+            assert utf8_errors(out) == want, (encoding, errors)
+
+
+def test_the_kernels_command_in_another_encoding_writes_the_same_text() -> None:
+    """A stdout of another encoding gets text parts, encoded by the stream."""
+    argv = ["kernels", str(SAMPLE_TRACES / "naive.json.gz"), "--no-cache", "--jobs", "2"]
+    outs = {}
+    for encoding in ("utf-8", "utf-16"):
+        done = subprocess.run([sys.executable, "-m", "tui.cli", *argv], capture_output=True,
+                              timeout=120, cwd=REPO,
+                              env={**script_env(), "PYTHONIOENCODING": encoding})
+        assert done.returncode == 0, done.stderr
+        outs[encoding] = done.stdout.decode(encoding)
+    assert "›" in outs["utf-8"] and outs["utf-16"] == outs["utf-8"]
 
 
 def test_the_analysis_pool_is_closed_for_the_fork() -> None:
@@ -145,11 +186,12 @@ instances = a.regions.instances
 if sys.argv[2] == "json":
     write_parts(kernels_json_tasks(a, instances, per=8), 3)
 else:
-    write_parts(kernels_text_tasks(a, instances, width=100, per=8), 3)
+    errors = "strict" if sys.argv[2] == "text bytes" else None
+    write_parts(kernels_text_tasks(a, instances, width=100, per=8, utf8_errors=errors), 3)
 """
 
 
-@pytest.mark.parametrize("kind", ["json", "text"])
+@pytest.mark.parametrize("kind", ["json", "text", "text bytes"])
 def test_a_kernels_listing_from_workers_is_the_serial_text(kind: str) -> None:
     from profiling.analysis.analysed import AnalysedTrace
     from profiling.analysis.kernels_json import kernels_json, kernels_json_tasks

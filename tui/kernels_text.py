@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -46,18 +47,27 @@ def kernels_text_parts(analysed: AnalysedTrace, instances: Sequence[RegionInstan
 
 
 def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstance],
-                       width: int | None = None,
-                       per: int = PART_UNITS) -> list[Callable[[], str]]:
+                       width: int | None = None, per: int = PART_UNITS,
+                       utf8_errors: str | None = None) -> list[Callable[[], Any]]:
     """``kernels_text_parts`` as parts to make in any order (``tui.parallel_write``):
     what the whole listing shares now, each part's pieces when it is called.
+    With ``utf8_errors`` (an error handler: ``"strict"``, ``"surrogateescape"``)
+    each part is the UTF-8 bytes of its text, else the text.
 
     WHY so little now: the parts are made by forked workers side by side, this by
     the parent alone first.  Only what the whole listing shares is made here (the
     columns, the widths, each combination's cells); the times, the heads' texts
     and every piece laid out per event come from the part's own slice of the
-    columns."""
+    columns.  WHY bytes: every launch chain holds `` › ``, so a part's text (1.6 M
+    characters on the 1 GB trace) is kept at two bytes a character, and encoding it
+    cost a quarter of the part (1.35 of 5.4 ms, 2-core VM); here each distinct piece
+    is encoded once, when it is made, and the part is joined as bytes."""
     if not instances:
         return []
+    enc: Callable[[str], Any] = (
+        (lambda text: text) if utf8_errors is None
+        else functools.partial(str.encode, encoding="utf-8", errors=utf8_errors))
+    empty = enc("")
     cols = kernel_columns(analysed, instances)
     trace = analysed.trace
     names, heads = instance_heads(analysed, instances, cols)
@@ -66,7 +76,7 @@ def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstan
          max(3, cols.time_widths[1])]
     combo, header = _combo_cells(analysed, cols, w, width)
     # an event's cells after its duration, and the end of its line (and instance)
-    ends = objects([c + tail for c in combo for tail in ("\n", "\n\n")])
+    ends = objects([enc(c + tail) for c in combo for tail in ("\n", "\n\n")])
     every = Chunks(cols.ptr, per, _H, _E)
 
     def part(j: int) -> str:
@@ -74,33 +84,34 @@ def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstan
         out = np.empty(chunk.size, dtype=object)
         h0, h1, e0, e1 = chunk.h0, chunk.h1, chunk.e0, chunk.e1
         if h1 > h0:
-            pieces = _head_pieces(trace, cols, names[h0:h1], heads[h0:h1], (h0, h1), header)
+            pieces = _head_pieces(trace, cols, names[h0:h1], heads[h0:h1], (h0, h1),
+                                  header, enc)
             for i, column in enumerate(pieces):
                 out[chunk.head_at + i] = column
         if e1 > e0:
             at, owner = chunk.event_at, every.owner[e0:e1]
             event = np.arange(e0, e1)
-            out[at] = _numbers(event - cols.ptr[owner], w[0])
-            out[at + 1] = _cells(cols.offset_ns[e0:e1], w[1])
-            out[at + 2] = _cells(trace.dur_ns[cols.rows[e0:e1]], w[2])
+            out[at] = _numbers(event - cols.ptr[owner], w[0], enc)
+            out[at + 1] = _cells(cols.offset_ns[e0:e1], w[1], enc)
+            out[at + 2] = _cells(trace.dur_ns[cols.rows[e0:e1]], w[2], enc)
             last = event + 1 == cols.ptr[owner + 1]
             out[at + 3] = ends[2 * cols.combo[e0:e1] + last]
-        return "".join(out.tolist())
+        return empty.join(out.tolist())
 
     return [functools.partial(part, j) for j in range(len(every))]
 
 
-def _cells(ns: np.ndarray, width: int) -> np.ndarray:
+def _cells(ns: np.ndarray, width: int, enc: Callable[[str], Any]) -> np.ndarray:
     """The times ``ns`` as cells (``fmt_ns``, after ``GAP``, right-aligned in ``width``)."""
     texts, codes = ns_texts(ns)
-    return objects([GAP + t.rjust(width) for t in texts])[codes]
+    return objects([enc(GAP + t.rjust(width)) for t in texts])[codes]
 
 
-def _numbers(number: np.ndarray, width: int) -> np.ndarray:
+def _numbers(number: np.ndarray, width: int, enc: Callable[[str], Any]) -> np.ndarray:
     """Each event's number within its instance, right-aligned in ``width``: the texts
     of the slice's range only (one instance can hold 300,000 events)."""
     lo, hi = int(number.min()), int(number.max())
-    return objects(["  " + str(i).rjust(width) for i in range(lo, hi + 1)])[number - lo]
+    return objects([enc("  " + str(i).rjust(width)) for i in range(lo, hi + 1)])[number - lo]
 
 
 def _combo_cells(analysed: AnalysedTrace, cols: KernelColumns, w: list[int],
@@ -142,20 +153,24 @@ Texts = tuple[list[str], np.ndarray]
 
 
 def _head_pieces(trace: Trace, cols: KernelColumns, names: Sequence[str], heads: np.ndarray,
-                 span: tuple[int, int], header: str) -> list[np.ndarray]:
+                 span: tuple[int, int], header: str,
+                 enc: Callable[[str], Any]) -> list[np.ndarray]:
     """The ``_H`` pieces of the titles (and their tables' header) of instances
     ``span`` (``names`` and ``heads`` are theirs), as columns: name, number, start,
-    CPU and GPU time, what it launched."""
-    region = {n: visible(n) for n in set(names)}
+    CPU and GPU time, what it launched; each distinct piece passed through ``enc``."""
+    region = {n: enc(visible(n) + " #") for n in set(names)}
     (starts, start), (cpus, cpu), (gpus, gpu) = (
         ns_texts(heads[:, 1], 4), ns_texts(heads[:, 2]), ns_texts(heads[:, 3]))
     what, which = _launched(trace, cols, span)
     k = len(names)
-    return [objects([region[n] + " #" for n in names]),
-            objects(repr(heads[:, 0].tolist())[1:-1].split(", ") if k else []),
-            objects([": starts "] * k), objects(starts)[start], objects([", CPU "] * k),
-            objects(cpus)[cpu], objects([", GPU "] * k), objects(gpus)[gpu],
-            objects([t + ("\n\n" + header if t != _NONE else "\n\n") for t in what])[which]]
+    return [objects([region[n] for n in names]),
+            objects([enc(n) for n in repr(heads[:, 0].tolist())[1:-1].split(", ")] if k
+                    else []),
+            objects([enc(": starts ")] * k), objects([enc(t) for t in starts])[start],
+            objects([enc(", CPU ")] * k), objects([enc(t) for t in cpus])[cpu],
+            objects([enc(", GPU ")] * k), objects([enc(t) for t in gpus])[gpu],
+            objects([enc(t + ("\n\n" + header if t != _NONE else "\n\n"))
+                     for t in what])[which]]
 
 
 _NONE = ", no GPU events launched"

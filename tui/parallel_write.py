@@ -15,6 +15,10 @@ never overtaken).  A worker that dies closes its end of the ring: the next one
 reads end-of-file and gives up, and so on round the ring, so nobody waits forever
 and the parent, which reaps every child, reports it.
 
+A part is text, or its bytes already where the stream writes UTF-8 (``utf8_errors``
+says so): the text listing makes its parts as bytes, piece by piece, cheaper than
+encoding each part's text whole.
+
 Only where forking is safe and cheap: Linux, no thread but the main one (a fork
 copies no other thread; a lock one of them held would stay held in the child),
 and a real file descriptor for stdout.  Elsewhere the parts are made and written
@@ -23,6 +27,7 @@ one after the other, the same text.
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 import threading
@@ -41,8 +46,12 @@ _PREDECESSOR_GONE = 4
 _FAILED = 1
 
 
-def write_parts(parts: Sequence[Callable[[], str]], jobs: int,
-                out: TextIO | None = None) -> None:
+Part = Callable[[], str | bytes]
+"""A part's maker: its text, or that text already encoded as ``out`` would encode it
+(``utf8_errors``: the parts are UTF-8 bytes only where ``out`` writes UTF-8)."""
+
+
+def write_parts(parts: Sequence[Part], jobs: int, out: TextIO | None = None) -> None:
     """Write each part's text to ``out`` (stdout), in order; with ``jobs`` > 1 and
     more than one part, made by up to ``jobs`` processes (``MAX_WORKERS`` at most).
     Raises ``BrokenPipeError`` when the reader of ``out`` went away."""
@@ -51,10 +60,29 @@ def write_parts(parts: Sequence[Callable[[], str]], jobs: int,
     fd = _fork_target(out) if workers > 1 else None
     if fd is None:
         for part in parts:
-            out.write(part())
+            data = part()
+            if isinstance(data, bytes):  # what the text before it says comes first
+                out.flush()
+                out.buffer.write(data)
+            else:
+                out.write(data)
         return
     out.flush()  # what the parent wrote before must come first, and only once
     _Ring(parts, workers, fd, out.encoding, out.errors or "strict").run()
+
+
+def utf8_errors(out: TextIO | None = None) -> str | None:
+    """``out``'s (stdout's) error handler when its parts may come as UTF-8 bytes: it
+    writes UTF-8 to a binary buffer beneath.  None otherwise (a ``StringIO``, another
+    encoding: the parts stay text and ``out`` encodes them)."""
+    out = sys.stdout if out is None else out
+    try:  # "UTF8", "utf_8", "u8" ...; not "utf-8-sig": each part would get a BOM
+        utf8 = codecs.lookup(getattr(out, "encoding", None) or "").name == "utf-8"
+    except LookupError:
+        utf8 = False
+    if not utf8 or not hasattr(out, "buffer"):
+        return None
+    return getattr(out, "errors", None) or "strict"
 
 
 def _fork_target(out: TextIO) -> int | None:
@@ -76,7 +104,7 @@ class _Ring:
     """The workers of one listing: ``pipes[k]`` carries worker ``k``'s "written"
     to worker ``k + 1`` (mod ``workers``)."""
 
-    def __init__(self, parts: Sequence[Callable[[], str]], workers: int, fd: int,
+    def __init__(self, parts: Sequence[Part], workers: int, fd: int,
                  encoding: str, errors: str) -> None:
         self.parts, self.workers, self.fd = parts, workers, fd
         self.encoding, self.errors = encoding, errors
@@ -128,7 +156,8 @@ class _Ring:
         self._close(*(self.open - {before, after}))
         n = len(self.parts)
         for i in range(k, n, self.workers):
-            data = self.parts[i]().encode(self.encoding, self.errors)
+            made = self.parts[i]()
+            data = made.encode(self.encoding, self.errors) if isinstance(made, str) else made
             if i > 0 and os.read(before, 1) == b"":
                 return _PREDECESSOR_GONE
             try:

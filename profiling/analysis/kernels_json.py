@@ -105,8 +105,8 @@ def kernels_json_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstan
     return [functools.partial(part, j) for j in range(len(every))]
 
 
-def objects(texts: list[str]) -> np.ndarray:
-    """A list of str as a numpy object array (to pick from by index, in C)."""
+def objects(texts: list[str] | list[bytes]) -> np.ndarray:
+    """A list of str (or bytes) as a numpy object array (to pick from by index, in C)."""
     out = np.empty(len(texts), dtype=object)
     out[:] = texts
     return out

@@ -59,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
         from tui.names import visible  # the path's control characters written out
 
         print(visible(note), file=sys.stderr)  # once the listing is sure: errors stay one line
+    from profiling.trace.loader import default_jobs  # --jobs, else every usable core
+    from tui.parallel_write import utf8_errors, write_parts
+
+    parts: Sequence[Any]
     if args.json:  # the text json.dumps(indent=1) gives, written from columns (fast)
         from profiling.analysis.kernels_json import kernels_json_tasks
 
@@ -67,9 +71,8 @@ def run(args: argparse.Namespace) -> int:
         from tui.kernels_text import kernels_text_tasks
 
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-        parts, end = kernels_text_tasks(analysis, selected, width), ""
-    from profiling.trace.loader import default_jobs  # --jobs, else every usable core
-    from tui.parallel_write import write_parts
+        parts, end = kernels_text_tasks(analysis, selected, width,
+                                        utf8_errors=utf8_errors()), ""
 
     write_parts(parts, default_jobs())  # a long listing's parts made side by side
     sys.stdout.write(end)
