@@ -79,7 +79,7 @@ def kernels_text_tasks(analysed: AnalysedTrace, instances: Sequence[RegionInstan
     ends = objects([enc(c + tail) for c in combo for tail in ("\n", "\n\n")])
     every = Chunks(cols.ptr, per, _H, _E)
 
-    def part(j: int) -> str:
+    def part(j: int) -> str | bytes:  # bytes with ``utf8_errors``
         chunk = every[j]
         out = np.empty(chunk.size, dtype=object)
         h0, h1, e0, e1 = chunk.h0, chunk.h1, chunk.e0, chunk.e1
