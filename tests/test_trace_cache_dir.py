@@ -23,7 +23,7 @@ from profiling.trace.cache_store import (
     parse_size,
 )
 from profiling.trace.loader import load_trace
-from profiling.trace.textblocks import read_blocks, write_blocks
+from profiling.trace.textblocks import XZ_MAGIC, ZLIB_MAGIC, read_blocks, write_blocks
 from tests.conftest import REPO
 from tests.test_trace_cache import assert_same, many_events
 
@@ -313,6 +313,36 @@ def test_damaged_text_blocks_raise_oserror(tmp_path):
     path.write_bytes(b"not blocks")
     with pytest.raises(OSError):
         read_blocks(str(path), 0, 10)
+
+
+def test_text_blocks_are_xz_and_a_changed_byte_in_one_is_found(tmp_path):
+    text = b'{"name": "aten::mm", "ts": 12.5, "args": {"External id": 7}},\n' * 400
+    path = tmp_path / "text.blocks"
+    write_blocks(path, text, block=4096)
+    data = bytearray(path.read_bytes())
+    assert data.startswith(XZ_MAGIC)
+    assert read_blocks(str(path), 5000, 9000) == text[5000:9000]
+    header = len(XZ_MAGIC) + 24 + 8 * (-(-len(text) // 4096) + 1)
+    data[header + 40] ^= 0x01  # inside the first block's compressed data
+    path.write_bytes(bytes(data))
+    with pytest.raises(OSError, match="damaged block"):
+        read_blocks(str(path), 0, 100)
+    assert read_blocks(str(path), 5000, 9000) == text[5000:9000]  # the other blocks read
+
+
+def test_a_python_without_lzma_writes_zlib_blocks_that_any_reads(tmp_path, monkeypatch):
+    text = bytes(range(256)) * 40 + b"trace text " * 900
+    path = tmp_path / "text.blocks"
+    monkeypatch.setitem(sys.modules, "lzma", None)  # import lzma raises ImportError
+    write_blocks(path, text, block=1000)
+    assert path.read_bytes().startswith(ZLIB_MAGIC)
+    assert read_blocks(str(path), 990, 3010) == text[990:3010]
+    monkeypatch.delitem(sys.modules, "lzma")
+    assert read_blocks(str(path), 0, len(text)) == text  # read where lzma is present
+    write_blocks(tmp_path / "xz.blocks", text, block=1000)
+    monkeypatch.setitem(sys.modules, "lzma", None)
+    with pytest.raises(OSError, match="no lzma module"):
+        read_blocks(str(tmp_path / "xz.blocks"), 0, 10)
 
 
 def test_gzip_index_keeps_compressed_blocks_not_the_text(write_trace, user_cache):
