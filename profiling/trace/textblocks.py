@@ -26,6 +26,7 @@ import struct
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from profiling.cores import usable_cores
 
@@ -41,11 +42,19 @@ third slower; 6 (xz's default) is 25 % smaller and takes 14 times as long."""
 _HEAD = struct.Struct("<QQQ")
 
 
-def _compressor() -> tuple[bytes, Callable[[bytes | memoryview], bytes]]:
-    """The magic and the block compressor this Python can write."""
+def _lzma() -> ModuleType | None:
+    """The ``lzma`` module; None in a Python built without liblzma."""
     try:
         import lzma
-    except ImportError:  # a Python built without liblzma
+    except ImportError:
+        return None
+    return lzma
+
+
+def _compressor() -> tuple[bytes, Callable[[bytes | memoryview], bytes]]:
+    """The magic and the block compressor this Python can write."""
+    lzma = _lzma()
+    if lzma is None:
         return ZLIB_MAGIC, lambda piece: zlib.compress(piece, ZLIB_LEVEL)
     return XZ_MAGIC, lambda piece: lzma.compress(piece, format=lzma.FORMAT_XZ,
                                                  check=lzma.CHECK_CRC32, preset=XZ_PRESET)
@@ -53,18 +62,17 @@ def _compressor() -> tuple[bytes, Callable[[bytes | memoryview], bytes]]:
 
 def _decompress(magic: bytes, data: bytes) -> bytes:
     """A block's text; OSError if it is damaged or its codec is missing here."""
+    codec: Callable[[bytes], bytes]
     if magic == ZLIB_MAGIC:
-        try:
-            return zlib.decompress(data)
-        except zlib.error as exc:
-            raise OSError(f"damaged block ({exc})") from None
+        codec, error = zlib.decompress, zlib.error
+    else:
+        lzma = _lzma()
+        if lzma is None:
+            raise OSError("xz blocks, and this Python has no lzma module")
+        codec, error = lambda d: lzma.decompress(d, format=lzma.FORMAT_XZ), lzma.LZMAError
     try:
-        import lzma
-    except ImportError:
-        raise OSError("xz blocks, and this Python has no lzma module") from None
-    try:
-        return lzma.decompress(data, format=lzma.FORMAT_XZ)
-    except lzma.LZMAError as exc:
+        return codec(data)
+    except error as exc:
         raise OSError(f"damaged block ({exc})") from None
 
 
